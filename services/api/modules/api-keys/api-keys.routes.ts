@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { issueApiKey, presentApiKey, type ApiKeyRow } from '../../../../shared/auth.js';
+import { isUuid } from '../../../../shared/ids.js';
+import { notFound } from '../../../../shared/errors.js';
+import { recordEvents } from '../../../../shared/events.js';
+import { PageQuery, decodeCursor, list, ok, pageOf } from '../../../../shared/http/envelope.js';
+import type { RouteTable } from '../../../../shared/http/route.js';
+
+// Small enough that routes, schemas and queries read best in one file.
+
+const CreateKeyBody = z.strictObject({
+  name: z
+    .string()
+    .min(1)
+    .max(80)
+    .refine((s) => s.trim().length > 0, 'must not be only white space'),
+  expires_at: z.iso
+    .datetime({ offset: true })
+    .transform((s) => new Date(s))
+    .refine((d) => d.getTime() > Date.now(), 'must be in the future')
+    .nullable()
+    .optional(),
+});
+
+const KeyParams = z.object({ key_id: z.string() });
+
+export function apiKeyRoutes(routes: RouteTable) {
+  const tag = 'API keys';
+  routes
+    .add({ method: 'get', path: '/api-keys', summary: "List the current user's keys", tag, query: PageQuery }, async ({ rt, actor, query }) => {
+      const after = decodeCursor(query.cursor);
+      const rows = await rt
+        .db<ApiKeyRow>('api_keys')
+        .where({ user_id: actor.userId })
+        .whereNull('revoked_at')
+        .modify((q) => {
+          if (after !== undefined) q.where('seq', '>', after);
+        })
+        .orderBy('seq')
+        .limit(query.limit + 1);
+      return list(pageOf(rows, query.limit, presentApiKey));
+    })
+    .add(
+      { method: 'post', path: '/api-keys', summary: 'Create a key; the secret is in this response only', tag, body: CreateKeyBody, status: 201 },
+      async ({ rt, actor, body }) =>
+        ok(await issueApiKey(rt.db, { workspaceId: actor.workspaceId, userId: actor.userId, name: body.name, expiresAt: body.expires_at })),
+    )
+    .add({ method: 'delete', path: '/api-keys/{key_id}', summary: 'Revoke a key', tag, params: KeyParams }, async ({ rt, actor, params }) => {
+      if (!isUuid(params.key_id)) throw notFound('API key');
+      await rt.db.transaction(async (trx) => {
+        const revoked = await trx('api_keys')
+          .where({ id: params.key_id, user_id: actor.userId })
+          .whereNull('revoked_at')
+          .update({ revoked_at: trx.fn.now() });
+        if (revoked === 0) throw notFound('API key');
+        // Open streams authenticated with this key end (the gateway listens).
+        await recordEvents(trx, [
+          {
+            type: 'api_key.revoked',
+            to: { scope: 'users', workspace_id: actor.workspaceId, user_ids: [actor.userId] },
+            data: { key_id: params.key_id },
+          },
+        ]);
+      });
+    });
+}

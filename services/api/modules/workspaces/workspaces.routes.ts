@@ -1,0 +1,37 @@
+import { PageQuery, list, ok } from '../../../../shared/http/envelope.js';
+import type { RouteTable } from '../../../../shared/http/route.js';
+import * as users from '../users/users.service.js';
+import { MemberParams, UpdateMemberBody, UpdateWorkspaceBody } from './workspaces.schemas.js';
+import * as workspaces from './workspaces.service.js';
+
+export function workspaceRoutes(routes: RouteTable) {
+  const tag = 'Workspace';
+  routes
+    .add({ method: 'get', path: '/workspaces/current', summary: 'Current workspace details', tag }, async ({ rt, actor }) =>
+      ok(await workspaces.getWorkspace(rt.db, actor)),
+    )
+    .add(
+      { method: 'patch', path: '/workspaces/current', summary: 'Update workspace name and settings', tag, body: UpdateWorkspaceBody },
+      async ({ rt, actor, body }) => ok(await workspaces.updateWorkspace(rt.db, actor, body)),
+    )
+    .add({ method: 'get', path: '/workspaces/current/members', summary: 'List members', tag, query: PageQuery }, async ({ rt, actor, query }) =>
+      list(await users.listUsers(rt.db, actor, query)),
+    )
+    .add(
+      {
+        method: 'patch',
+        path: '/workspaces/current/members/{user_id}',
+        summary: "Update a member's role",
+        tag,
+        params: MemberParams,
+        body: UpdateMemberBody,
+      },
+      async ({ rt, actor, params, body }) => ok(await workspaces.updateMemberRole(rt.db, actor, params.user_id, body.role)),
+    )
+    .add(
+      { method: 'delete', path: '/workspaces/current/members/{user_id}', summary: 'Remove a member', tag, params: MemberParams },
+      async ({ rt, actor, params }) => {
+        await workspaces.removeMember(rt.db, actor, params.user_id);
+      },
+    );
+}

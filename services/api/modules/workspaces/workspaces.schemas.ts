@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { Role } from '../users/users.schemas.js';
+
+export const UpdateWorkspaceBody = z.strictObject({
+  name: z
+    .string()
+    .min(1)
+    .max(80)
+    .refine((s) => s.trim().length > 0, 'must not be only white space')
+    .optional(),
+  settings: z
+    .strictObject({
+      /** Caps human users; null means no limit. Agents never count. */
+      max_users: z.number().int().min(1).max(1_000_000).nullable().optional(),
+    })
+    .optional(),
+});
+
+export const UpdateMemberBody = z.strictObject({ role: Role });
+export const MemberParams = z.object({ user_id: z.string() });

@@ -1,0 +1,15 @@
+// Every API route, in one table: a reader finds each resource's module here.
+import { RouteTable } from '../../shared/http/route.js';
+import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
+import { interactionRoutes } from './modules/interactions/interactions.routes.js';
+import { userRoutes } from './modules/users/users.routes.js';
+import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
+
+export function apiRoutes(): RouteTable[] {
+  const v1 = new RouteTable('/api/v1');
+  workspaceRoutes(v1);
+  userRoutes(v1);
+  apiKeyRoutes(v1);
+  interactionRoutes(v1);
+  return [v1];
+}

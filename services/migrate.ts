@@ -1,0 +1,17 @@
+// `npm run migrate`: migrations alone (a Kubernetes Job runs this), then exit.
+import { loadConfig } from '../shared/config.js';
+import { createDb, ensureDatabase } from '../shared/db/knex.js';
+import { migrateLatest } from '../shared/db/migrate.js';
+import { createLogger } from '../shared/logger.js';
+import { bootstrapWorkspace } from './api/bootstrap.js';
+
+const config = loadConfig();
+const log = createLogger(config.logLevel);
+await ensureDatabase(config.databaseUrl);
+const db = createDb(config.databaseUrl, 2);
+try {
+  const applied = await migrateLatest(db, { lock: true, then: (trx) => bootstrapWorkspace(trx, config, log) });
+  log.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
+} finally {
+  await db.destroy();
+}

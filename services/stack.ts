@@ -1,0 +1,139 @@
+// The composition root: one code base, the roles in ROLES, one HTTP port.
+// `npm start` and the tests start the stack through here.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
+import type { Config } from '../shared/config.js';
+import { createDb, ensureDatabase } from '../shared/db/knex.js';
+import { migrateLatest } from '../shared/db/migrate.js';
+import { resolveDependencies } from '../shared/embedded.js';
+import { AppError } from '../shared/errors.js';
+import type { AppState } from '../shared/http/context.js';
+import { renderErrors } from '../shared/http/errors.js';
+import { opsRoutes } from '../shared/http/ops.js';
+import { rateLimit } from '../shared/http/rate-limit.js';
+import { requestContext } from '../shared/http/request-context.js';
+import { createLogger, type Logger } from '../shared/logger.js';
+import { createMetrics } from '../shared/metrics.js';
+import { OutboxRelay } from '../shared/outbox-relay.js';
+import { createRedis, keys } from '../shared/redis.js';
+import type { Runtime } from '../shared/runtime.js';
+import { apiRoutes } from './api/routes.js';
+import { bootstrapWorkspace } from './api/bootstrap.js';
+import { createGateway } from './gateway/gateway.js';
+import { startWorker } from './worker/worker.js';
+
+export interface Stack {
+  rt: Runtime;
+  url: string;
+  server: http.Server;
+  relay: OutboxRelay | null;
+  /** Graceful stop: refuse new work, finish what is in flight, close connections. */
+  close(): Promise<void>;
+}
+
+const SHUTDOWN_BUDGET_MS = 9_000;
+
+export async function startStack(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Stack> {
+  const deps = await resolveDependencies(config, log);
+  await ensureDatabase(deps.databaseUrl);
+  const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10);
+  const redis = createRedis(deps.redisUrl, 'axid-commands');
+  redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
+  const s3 = new S3Client({
+    endpoint: deps.s3Endpoint,
+    region: config.s3.region,
+    forcePathStyle: config.s3.forcePathStyle,
+    credentials: { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey },
+  });
+
+  const rt: Runtime = {
+    config,
+    log,
+    db,
+    redis,
+    s3,
+    streamKey: keys(config.redisKeyPrefix).events,
+    metrics: createMetrics(),
+    async ready() {
+      try {
+        await Promise.all([db.raw('SELECT 1'), redis.ping()]);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+
+  await migrateLatest(db, { lock: !deps.embeddedDatabase, then: (trx) => bootstrapWorkspace(trx, config, log) });
+  await ensureBucket(s3, config.s3.bucket);
+
+  const roles = new Set(config.roles);
+  // Every process that writes (api, worker) can relay the outbox; one is elected.
+  const relay =
+    roles.has('api') || roles.has('worker')
+      ? new OutboxRelay({
+          db,
+          databaseUrl: deps.databaseUrl,
+          redis,
+          streamKey: rt.streamKey,
+          log,
+          metrics: rt.metrics,
+          listen: !deps.embeddedDatabase,
+        })
+      : null;
+  relay?.start();
+
+  const gateway = roles.has('gateway') ? createGateway(rt, { databaseUrl: deps.databaseUrl, redisUrl: deps.redisUrl }) : null;
+  const worker = roles.has('worker') ? await startWorker(rt, { redisUrl: deps.redisUrl }) : null;
+
+  const app = new Koa<AppState>({ proxy: true });
+  app.use(requestContext(rt));
+  app.use(renderErrors);
+  app.use(opsRoutes);
+  app.use(rateLimit(rt));
+  if (gateway) app.use(gateway.middleware);
+  if (roles.has('api')) {
+    for (const table of apiRoutes()) app.use(table.router.routes());
+  }
+  app.use(async () => {
+    throw new AppError('not_found', 'no such route: see /api/v1/openapi.json');
+  });
+  app.on('error', (err) => log.debug({ err: err.message }, 'koa error'));
+
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  log.info({ roles: config.roles, port }, 'axid is listening');
+
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      const hardStop = setTimeout(() => server.closeAllConnections(), SHUTDOWN_BUDGET_MS);
+      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await gateway?.close();
+      await worker?.close();
+      await serverClosed;
+      clearTimeout(hardStop);
+      await relay?.stop();
+      await redis.quit().catch(() => redis.disconnect());
+      await db.destroy();
+      await deps.stop();
+    })());
+
+  return { rt, url, server, relay, close };
+}
+
+async function ensureBucket(s3: S3Client, bucket: string) {
+  try {
+    await s3.send(new HeadBucketCommand({ Bucket: bucket }));
+  } catch {
+    await s3.send(new CreateBucketCommand({ Bucket: bucket })).catch((err: { name?: string }) => {
+      if (err.name !== 'BucketAlreadyOwnedByYou' && err.name !== 'BucketAlreadyExists') throw err;
+    });
+  }
+}

@@ -1,0 +1,99 @@
+// API keys: one format for humans and agents, stored as a SHA-256 hash (keys
+// are 256-bit random, so a slow hash buys nothing), resolved to the caller.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from './db/knex.js';
+import { AppError } from './errors.js';
+
+export type WorkspaceRole = 'owner' | 'admin' | 'member';
+
+/** Who is calling: resolved once per request from the key. */
+export interface Actor {
+  keyId: string;
+  userId: string;
+  workspaceId: string;
+  role: WorkspaceRole;
+  isAgent: boolean;
+}
+
+export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+export function generateApiKey(): { key: string; prefix: string; hash: string } {
+  const key = `axid_${randomBytes(32).toString('base64url')}`;
+  return { key, prefix: key.slice(0, 12), hash: hashKey(key) };
+}
+
+/** For a key chosen by the operator (BOOTSTRAP_ADMIN_KEY). */
+export const describeKey = (key: string) => ({ key, prefix: key.slice(0, 12), hash: hashKey(key) });
+
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer[ \t]+([A-Za-z0-9_\-.~+/]+=*)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+const unauthorized = () => new AppError('unauthorized', 'a valid API key is required: send Authorization: Bearer <API_KEY>');
+
+/** Resolves a presented key to its caller, or throws 401 unauthorized / key_expired. */
+export async function authenticate(db: Db, token: string | undefined): Promise<Actor> {
+  if (!token) throw unauthorized();
+  const row = await db('api_keys as k')
+    .join('users as u', 'u.id', 'k.user_id')
+    .where('k.key_hash', hashKey(token))
+    .first(
+      'k.id as key_id',
+      'k.expires_at',
+      'k.revoked_at',
+      'u.id as user_id',
+      'u.workspace_id',
+      'u.role',
+      'u.is_agent',
+      'u.deactivated_at',
+    );
+  if (!row || row.revoked_at || row.deactivated_at) throw unauthorized();
+  if (row.expires_at && new Date(row.expires_at).getTime() <= Date.now()) {
+    throw new AppError('key_expired', 'this API key has expired: create a new one');
+  }
+  return { keyId: row.key_id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, isAgent: row.is_agent };
+}
+
+export interface ApiKeyRow {
+  id: string;
+  seq: number;
+  workspace_id: string;
+  user_id: string;
+  name: string;
+  prefix: string;
+  created_at: Date;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export const presentApiKey = (row: ApiKeyRow) => ({
+  id: row.id,
+  name: row.name,
+  prefix: row.prefix,
+  created_at: row.created_at,
+  expires_at: row.expires_at,
+});
+
+/**
+ * Issues a key for a user (bootstrap, user creation, POST /api-keys). The
+ * secret is returned here and never again: only its hash is stored.
+ */
+export async function issueApiKey(
+  db: Db,
+  o: { workspaceId: string; userId: string; name: string; expiresAt?: Date | null; key?: string },
+): Promise<ReturnType<typeof presentApiKey> & { key: string }> {
+  const material = o.key ? describeKey(o.key) : generateApiKey();
+  const [row] = await db<ApiKeyRow>('api_keys')
+    .insert({
+      workspace_id: o.workspaceId,
+      user_id: o.userId,
+      name: o.name,
+      prefix: material.prefix,
+      key_hash: material.hash,
+      expires_at: o.expiresAt ?? null,
+    } as never)
+    .returning('*');
+  return { ...presentApiKey(row as ApiKeyRow), key: material.key };
+}

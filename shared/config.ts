@@ -1,0 +1,133 @@
+// The one configuration loader. Every variable of the contract (§2) is read
+// here, validated at once, and every bad value is reported together.
+import { z } from 'zod';
+
+const ROLE_NAMES = ['api', 'gateway', 'worker'] as const;
+export type Role = (typeof ROLE_NAMES)[number];
+
+const commaList = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim().toLowerCase().replace(/\.$/, ''))
+        .filter(Boolean),
+    );
+
+const boolFlag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'])
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1');
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const EnvSchema = z.object({
+  ROLES: z
+    .string()
+    .default('api,gateway,worker')
+    .transform((s, ctx) => {
+      const roles = s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
+      for (const role of roles) {
+        if (!(ROLE_NAMES as readonly string[]).includes(role)) {
+          ctx.addIssue({ code: 'custom', message: `unknown role "${role}" (expected a comma list of ${ROLE_NAMES.join(', ')})` });
+        }
+      }
+      if (roles.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least one role' });
+      return [...new Set(roles)] as Role[];
+    }),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
+  // Not in the contract's table: lets several stacks (or test runs) share one Redis.
+  REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]{1,64}$/, 'must be 1 to 64 of A-Za-z0-9_:.-').default('axid:'),
+  S3_ENDPOINT: z.url().optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid bucket name').default('axid-files'),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  S3_FORCE_PATH_STYLE: boolFlag(true),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  BOOTSTRAP_ADMIN_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{32,128}$/, 'must be 32 to 128 characters of A-Za-z0-9_-')
+    .optional(),
+  RATE_LIMIT_POINTS: positiveInt(1200),
+  RATE_LIMIT_DURATION: positiveInt(60),
+  TRACKER_HOSTS: commaList('linear.app'),
+  CODE_HOSTS: commaList('github.com'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  roles: Role[];
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  databaseUrl: string;
+  /** True when DATABASE_URL was not set: the embedded PGlite fallback may be used. */
+  databaseUrlIsDefault: boolean;
+  redisUrl: string;
+  redisUrlIsDefault: boolean;
+  redisKeyPrefix: string;
+  s3: {
+    endpoint: string | undefined;
+    region: string;
+    bucket: string;
+    accessKeyId: string;
+    secretAccessKey: string;
+    forcePathStyle: boolean;
+  };
+  dataDir: string;
+  bootstrapAdminKey: string | undefined;
+  rateLimit: { points: number; duration: number };
+  trackerHosts: string[];
+  codeHosts: string[];
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+/** Reads the environment once; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset, as they do in most twelve-factor tools.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return {
+    roles: e.ROLES,
+    port: e.PORT,
+    host: e.HOST,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/axid',
+    databaseUrlIsDefault: e.DATABASE_URL === undefined,
+    redisUrl: e.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    redisUrlIsDefault: e.REDIS_URL === undefined,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
+    s3: {
+      endpoint: e.S3_ENDPOINT,
+      region: e.S3_REGION,
+      bucket: e.S3_BUCKET,
+      accessKeyId: e.S3_ACCESS_KEY_ID ?? 'S3RVER',
+      secretAccessKey: e.S3_SECRET_ACCESS_KEY ?? 'S3RVER',
+      forcePathStyle: e.S3_FORCE_PATH_STYLE,
+    },
+    dataDir: e.DATA_DIR,
+    bootstrapAdminKey: e.BOOTSTRAP_ADMIN_KEY,
+    rateLimit: { points: e.RATE_LIMIT_POINTS, duration: e.RATE_LIMIT_DURATION },
+    trackerHosts: e.TRACKER_HOSTS,
+    codeHosts: e.CODE_HOSTS,
+    logLevel: e.LOG_LEVEL,
+  };
+}

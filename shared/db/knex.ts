@@ -1,0 +1,40 @@
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+
+export type { Knex };
+/** A knex instance or an open transaction: every store function takes one. */
+export type Db = Knex | Knex.Transaction;
+
+// int8 (bigint) columns come back as strings by default; our bigints are
+// sequence numbers and counters far below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
+
+export function createDb(databaseUrl: string, poolMax = 10): Knex {
+  return knexFactory({
+    client: 'pg',
+    connection: { connectionString: databaseUrl, application_name: 'axid' },
+    pool: { min: 0, max: poolMax },
+    acquireConnectionTimeout: 10_000,
+  });
+}
+
+/** Creates the database named in the URL if it does not exist yet. */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!name) return;
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) {
+      await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`).catch((err: { code?: string }) => {
+        // 42P04: another replica created it first.
+        if (err.code !== '42P04' && err.code !== '23505') throw err;
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,137 @@
+// Embedded defaults (contract §2): what `npm start` uses on a machine that
+// has no Postgres, Redis or S3 configured. Each choice is logged once.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+
+export interface Dependencies {
+  databaseUrl: string;
+  /** True when the database is the single-connection embedded PGlite. */
+  embeddedDatabase: boolean;
+  redisUrl: string;
+  s3Endpoint: string;
+  stop(): Promise<void>;
+}
+
+export function canConnect(host: string, port: number, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function resolveDependencies(config: Config, log: Logger): Promise<Dependencies> {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+  };
+  try {
+    const db = await resolveDatabase(config, log, stops);
+    const redisUrl = await resolveRedis(config, log, stops);
+    const s3Endpoint = await resolveS3(config, log, stops);
+    return { ...db, redisUrl, s3Endpoint, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function resolveDatabase(config: Config, log: Logger, stops: (() => Promise<void>)[]) {
+  if (!config.databaseUrlIsDefault || (await canConnect('127.0.0.1', 5432))) {
+    log.info({ database: redact(config.databaseUrl) }, 'using PostgreSQL');
+    return { databaseUrl: config.databaseUrl, embeddedDatabase: false };
+  }
+  const dir = path.resolve(config.dataDir, 'pg');
+  mkdirSync(dir, { recursive: true });
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
+  const pglite = await PGlite.create(dir);
+  const port = await freePort();
+  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port, maxConnections: 8 });
+  await server.start();
+  stops.push(async () => {
+    await server.stop();
+    await pglite.close();
+  });
+  log.info({ dir }, 'nothing listens on 127.0.0.1:5432 and DATABASE_URL is unset: using embedded PostgreSQL (PGlite)');
+  return { databaseUrl: `postgres://postgres@127.0.0.1:${port}/postgres`, embeddedDatabase: true };
+}
+
+async function redisAnswers(url: string): Promise<boolean> {
+  const u = new URL(url);
+  return canConnect(u.hostname, Number(u.port || 6379));
+}
+
+async function resolveRedis(config: Config, log: Logger, stops: (() => Promise<void>)[]) {
+  if (!config.redisUrlIsDefault || (await redisAnswers(config.redisUrl))) {
+    log.info({ redis: redact(config.redisUrl) }, 'using Redis');
+    return config.redisUrl;
+  }
+  const found = spawnSync('redis-server', ['--version'], { stdio: 'ignore' });
+  if (found.error || found.status !== 0) {
+    throw new Error(
+      'Redis does not answer at redis://127.0.0.1:6379 and redis-server is not on PATH. ' +
+        'Install Redis (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) or set REDIS_URL.',
+    );
+  }
+  const dir = path.resolve(config.dataDir, 'redis');
+  mkdirSync(dir, { recursive: true });
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '60 1', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
+  stops.push(async () => {
+    child.kill('SIGTERM');
+  });
+  for (let i = 0; i < 50 && !(await canConnect('127.0.0.1', port)); i++) await new Promise((r) => setTimeout(r, 100));
+  log.info({ dir, port }, 'Redis does not answer and REDIS_URL is unset: started redis-server from PATH');
+  return `redis://127.0.0.1:${port}`;
+}
+
+async function resolveS3(config: Config, log: Logger, stops: (() => Promise<void>)[]) {
+  if (config.s3.endpoint) {
+    log.info({ endpoint: config.s3.endpoint, bucket: config.s3.bucket }, 'using S3-compatible storage');
+    return config.s3.endpoint;
+  }
+  const dir = path.resolve(config.dataDir, 's3');
+  mkdirSync(dir, { recursive: true });
+  const { default: S3rver } = await import('s3rver');
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory: dir,
+    configureBuckets: [{ name: config.s3.bucket }],
+  });
+  const address = (await server.run()) as { address: string; port: number };
+  stops.push(async () => {
+    await server.close();
+  });
+  const endpoint = `http://127.0.0.1:${address.port}`;
+  log.info({ dir, endpoint }, 'S3_ENDPOINT is unset: using the embedded S3-compatible server');
+  return endpoint;
+}
+
+const redact = (url: string) => url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');

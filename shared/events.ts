@@ -1,0 +1,68 @@
+// The one event publisher. A service records events inside its transaction
+// (an outbox row, committed or rolled back with the change); the relay moves
+// them to the Redis stream in commit order. Ephemeral events (typing) skip the
+// outbox and go straight to the stream.
+import type { Db } from './db/knex.js';
+import type { Redis } from './redis.js';
+
+export const EVENT_TYPES = [
+  'message.created',
+  'message.updated',
+  'message.deleted',
+  'reaction.added',
+  'reaction.removed',
+  'typing',
+  'channel.created',
+  'channel.updated',
+  'channel.member_added',
+  'channel.member_removed',
+  'dm.created',
+  'user.created',
+  'user.updated',
+  'member.updated',
+  'member.removed',
+  'file.ready',
+  'presence.updated',
+] as const;
+
+/** Internal events route work inside the stack and never reach clients. */
+export const INTERNAL_EVENT_TYPES = ['api_key.revoked'] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number] | (typeof INTERNAL_EVENT_TYPES)[number];
+
+/**
+ * Where an event goes. The gateway routes on this alone, never querying the
+ * database per event:
+ * - `channel`: the members of channel_id (channels, DMs), plus user_ids if given;
+ * - `workspace`: every connection of the workspace;
+ * - `users`: exactly user_ids.
+ */
+export type EventAddress =
+  | { scope: 'channel'; workspace_id: string; channel_id: string; user_ids?: string[] }
+  | { scope: 'workspace'; workspace_id: string }
+  | { scope: 'users'; workspace_id: string; user_ids: string[] };
+
+export interface AxidEvent {
+  type: EventType;
+  to: EventAddress;
+  /** The payload clients receive; `type` is added to it on the wire. */
+  data: Record<string, unknown>;
+}
+
+export const OUTBOX_CHANNEL = 'axid_outbox';
+
+/** Records events in the caller's transaction; they are published after commit. */
+export async function recordEvents(trx: Db, events: AxidEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await trx('outbox').insert(events.map((event) => ({ event: JSON.stringify(event) })));
+  await trx.raw('SELECT pg_notify(?, ?)', [OUTBOX_CHANNEL, '']);
+}
+
+export const recordEvent = (trx: Db, event: AxidEvent) => recordEvents(trx, [event]);
+
+export const STREAM_MAXLEN = 100_000;
+
+/** Publishes an ephemeral event at once; lost if Redis is away, by design. */
+export async function publishEphemeral(redis: Redis, streamKey: string, event: AxidEvent): Promise<void> {
+  await redis.xadd(streamKey, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', JSON.stringify(event));
+}

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { invalid } from '../errors.js';
+
+export const ok = <T>(data: T) => ({ data });
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export const list = <T>(page: Page<T>) => ({
+  data: page.items,
+  pagination: { next_cursor: page.nextCursor, has_more: page.nextCursor !== null },
+});
+
+/** Query schema of every list endpoint (contract §5). */
+export const PageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().min(1).max(200).optional(),
+});
+export type PageQuery = z.infer<typeof PageQuery>;
+
+// Cursors are opaque to clients: base64url of the last row's sequence number.
+export const encodeCursor = (seq: number) => Buffer.from(`s${seq}`).toString('base64url');
+
+export function decodeCursor(cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined;
+  const raw = Buffer.from(cursor, 'base64url').toString();
+  const match = /^s(\d{1,18})$/.exec(raw);
+  if (!match) throw invalid('cursor: is not a cursor this endpoint returned');
+  return Number(match[1]);
+}
+
+/**
+ * Keyset page from rows fetched with `limit + 1`: the extra row only says
+ * whether there is more, without a COUNT.
+ */
+export function pageOf<R extends { seq: number }, T>(rows: R[], limit: number, present: (row: R) => T): Page<T> {
+  const more = rows.length > limit;
+  const items = more ? rows.slice(0, limit) : rows;
+  return { items: items.map(present), nextCursor: more ? encodeCursor(items[items.length - 1]!.seq) : null };
+}

@@ -1,0 +1,43 @@
+import type { Next } from 'koa';
+import { AppError, type ErrorCode } from '../errors.js';
+import type { AppContext } from './context.js';
+
+// Errors thrown by Koa's own helpers and body parsers carry only a status.
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'validation_error',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
+function toAppError(err: unknown): AppError | null {
+  if (err instanceof AppError) return err;
+  const e = err as { status?: number; expose?: boolean; type?: string; message?: string };
+  if (e?.type === 'entity.parse.failed') return new AppError('validation_error', 'body: malformed JSON');
+  if (e?.type === 'entity.too.large') return new AppError('payload_too_large', 'the request body is too large');
+  const code = e?.status !== undefined ? CODE_BY_STATUS[e.status] : undefined;
+  if (code && e.expose) return new AppError(code, e.message ?? code);
+  return null;
+}
+
+/**
+ * Renders every error as the envelope. It sits inside the middleware that sets
+ * the service headers and never hands an error back to Koa, whose default
+ * handler would drop them.
+ */
+export async function renderErrors(ctx: AppContext, next: Next): Promise<void> {
+  try {
+    await next();
+  } catch (err) {
+    let appError = toAppError(err);
+    if (!appError) {
+      ctx.state.rt.log.error({ err, req_id: ctx.state.requestId, path: ctx.path }, 'unexpected error');
+      appError = new AppError('internal_error', `something went wrong on our side (request ${ctx.state.requestId})`);
+    }
+    ctx.status = appError.status;
+    ctx.set(appError.headers);
+    ctx.body = { error: { code: appError.code, message: appError.message } };
+  }
+}

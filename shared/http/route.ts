@@ -1,0 +1,131 @@
+// Route definitions: one declaration gives the Koa route, its validation and
+// its OpenAPI entry, so schemas are written once.
+import Router, { type RouterMiddleware } from '@koa/router';
+import { koaBody } from 'koa-body';
+import type { Next } from 'koa';
+import { z } from 'zod';
+import { authenticate, bearerToken, type Actor } from '../auth.js';
+import { AppError } from '../errors.js';
+import type { Runtime } from '../runtime.js';
+import type { AppContext, AppState } from './context.js';
+
+export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
+  method: Method;
+  /** OpenAPI-style path relative to the table's prefix: `/channels/{channel_id}`. */
+  path: string;
+  summary: string;
+  tag: string;
+  /** `key` (default): Bearer API key required; `none`: public (webhook posting). */
+  auth?: 'key' | 'none';
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Success status; 204 when the handler returns nothing. */
+  status?: number;
+  /** Body media types accepted besides JSON (the compatible webhook takes forms). */
+  form?: boolean;
+  /** Handles its own body (multipart uploads): no body parser runs. */
+  rawBody?: boolean;
+}
+
+export interface RouteRequest<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  rt: Runtime;
+  ctx: AppContext;
+  /** The authenticated caller (routes with `auth: 'key'`). */
+  actor: Actor;
+}
+
+type Handler<P, Q, B> = (req: RouteRequest<P, Q, B>) => unknown | Promise<unknown>;
+
+const JSON_LIMIT = '1mb';
+
+/** Names the field at fault: `content_json.content.3.attrs.props.buttons.1.url: must start with https://`. */
+export function describeIssues(error: z.ZodError, where?: string): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => {
+      const path = issue.path.map(String).join('.') || where || 'body';
+      const message = /received undefined$/.test(issue.message) ? 'is required' : issue.message;
+      return `${path}: ${message}`;
+    })
+    .join('; ');
+}
+
+export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, where?: string): z.infer<T> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new AppError('validation_error', describeIssues(parsed.error, where));
+  return parsed.data;
+}
+
+export class RouteTable {
+  readonly router: Router<AppState>;
+  readonly specs: RouteSpec[] = [];
+
+  constructor(readonly prefix: string) {
+    this.router = new Router<AppState>({ prefix });
+  }
+
+  add<P extends z.ZodType = z.ZodObject<{}>, Q extends z.ZodType = z.ZodObject<{}>, B extends z.ZodType = z.ZodUnknown>(
+    spec: RouteSpec<P, Q, B>,
+    handler: Handler<z.infer<P>, z.infer<Q>, z.infer<B>>,
+  ): this {
+    this.specs.push(spec as unknown as RouteSpec);
+    const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
+    const pattern = this.prefix + spec.path;
+    const chain: ((ctx: AppContext, next: Next) => Promise<void>)[] = [];
+
+    chain.push(async (ctx, next) => {
+      ctx.state.route = pattern;
+      await next();
+    });
+    if ((spec.auth ?? 'key') === 'key') {
+      chain.push(async (ctx, next) => {
+        ctx.state.actor = await authenticate(ctx.state.rt.db, bearerToken(ctx.get('authorization')));
+        await next();
+      });
+    }
+    if (spec.body && !spec.rawBody) {
+      const parse = koaBody({
+        json: true,
+        jsonStrict: true,
+        jsonLimit: JSON_LIMIT,
+        urlencoded: spec.form ?? false,
+        formLimit: JSON_LIMIT,
+        text: false,
+        multipart: false,
+        onError: (err) => {
+          throw err;
+        },
+      });
+      chain.push(parse as unknown as (ctx: AppContext, next: Next) => Promise<void>);
+    }
+    chain.push(async (ctx) => {
+      const request = {
+        params: parseOrThrow(spec.params ?? z.object({}), ctx.params, 'path'),
+        query: parseOrThrow(spec.query ?? z.object({}), ctx.query, 'query'),
+        body: spec.body && !spec.rawBody ? parseOrThrow(spec.body, ctx.request.body ?? {}, 'body') : undefined,
+        rt: ctx.state.rt,
+        ctx,
+        get actor(): Actor {
+          if (!ctx.state.actor) throw new AppError('unauthorized', 'this route needs an API key');
+          return ctx.state.actor;
+        },
+      } as RouteRequest<z.infer<P>, z.infer<Q>, z.infer<B>>;
+      const result = await handler(request);
+      if (result === undefined) {
+        ctx.status = 204;
+        return;
+      }
+      ctx.status = spec.status ?? 200;
+      ctx.body = result;
+    });
+
+    this.router[spec.method](koaPath, ...(chain as RouterMiddleware<AppState>[]));
+    return this;
+  }
+}

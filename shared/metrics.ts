@@ -1,0 +1,36 @@
+import client from 'prom-client';
+
+/** One registry per running stack (tests run several in one process). */
+export function createMetrics() {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+  const m = {
+    registry,
+    httpRequests: new client.Counter({
+      name: 'axid_http_requests_total',
+      help: 'HTTP requests by route and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers: [registry],
+    }),
+    httpDuration: new client.Histogram({
+      name: 'axid_http_request_duration_seconds',
+      help: 'HTTP request latency by route',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers: [registry],
+    }),
+    rateLimited: new client.Counter({
+      name: 'axid_rate_limit_rejections_total',
+      help: 'Requests refused with 429',
+      registers: [registry],
+    }),
+    eventsPublished: new client.Counter({
+      name: 'axid_events_published_total',
+      help: 'Events written to the Redis stream',
+      registers: [registry],
+    }),
+  };
+  return m;
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,20 @@
+import type { Knex } from 'knex';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+import type { Redis } from './redis.js';
+
+/** What every role is handed at start: connections, settings, instruments. */
+export interface Runtime {
+  config: Config;
+  log: Logger;
+  db: Knex;
+  /** Commands (rate limits, ephemeral events, queues). Never used for blocking reads. */
+  redis: Redis;
+  streamKey: string;
+  metrics: Metrics;
+  s3: S3Client;
+  /** Resolves true when Postgres and Redis answer. */
+  ready(): Promise<boolean>;
+}
