@@ -1,5 +1,6 @@
 // Every API route, in one table: a reader finds each resource's module here.
 import { RouteTable } from '../../shared/http/route.js';
+import { docsRoutes } from './openapi.js';
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
 import { userRoutes } from './modules/users/users.routes.js';
@@ -11,5 +12,6 @@ export function apiRoutes(): RouteTable[] {
   userRoutes(v1);
   apiKeyRoutes(v1);
   interactionRoutes(v1);
-  return [v1];
+  const tables = [v1];
+  return [...tables, docsRoutes(tables)];
 }
