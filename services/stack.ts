@@ -7,7 +7,7 @@ import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/clien
 import type { Config } from '../shared/config.js';
 import { createDb, ensureDatabase } from '../shared/db/knex.js';
 import { migrateLatest } from '../shared/db/migrate.js';
-import { resolveDependencies } from '../shared/embedded.js';
+import { resolveDependencies, type Probes } from '../shared/embedded.js';
 import { AppError } from '../shared/errors.js';
 import type { AppState } from '../shared/http/context.js';
 import { renderErrors } from '../shared/http/errors.js';
@@ -35,8 +35,8 @@ export interface Stack {
 
 const SHUTDOWN_BUDGET_MS = 9_000;
 
-export async function startStack(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Stack> {
-  const deps = await resolveDependencies(config, log);
+export async function startStack(config: Config, log: Logger = createLogger(config.logLevel), probes: Probes = {}): Promise<Stack> {
+  const deps = await resolveDependencies(config, log, probes);
   await ensureDatabase(deps.databaseUrl);
   const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10);
   const redis = createRedis(deps.redisUrl, 'axid-commands');
