@@ -26,7 +26,7 @@ describe('OpenAPI document', () => {
     for (const table of apiRoutes()) {
       for (const layer of table.router.stack) {
         for (const method of layer.methods.filter((m) => m !== 'HEAD')) {
-          served.add(`${method.toLowerCase()} ${layer.path.replace(/:(\w+)/g, '{$1}')}`);
+          served.add(`${method.toLowerCase()} ${String(layer.path).replace(/:(\w+)/g, '{$1}')}`);
         }
       }
     }
