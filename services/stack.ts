@@ -67,9 +67,9 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   };
 
   await migrateLatest(db, { lock: !deps.embeddedDatabase, then: (trx) => bootstrapWorkspace(trx, config, log) });
-  await ensureBucket(s3, config.s3.bucket);
-
   const roles = new Set(config.roles);
+  // Only the roles that touch files need the bucket (the gateway never does).
+  if (roles.has('api') || roles.has('worker')) await ensureBucket(s3, config.s3.bucket);
   // Every process that writes (api, worker) can relay the outbox; one is elected.
   const relay =
     roles.has('api') || roles.has('worker')
