@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { postMessage as post } from '../services/api/modules/messages/messages.service.js';
 import { expectError, expectOk } from './support/expect.js';
 import { createChannel, messagesUrl, postMessage, waitForEvents } from './support/conversations.js';
 import { newWorkspace, stack } from './support/stack.js';
@@ -42,7 +43,7 @@ describe('POST /channels/:id/messages', () => {
     expect(e!.to).to.deep.equal({ scope: 'channel', workspace_id: ws.workspaceId, channel_id: channel.id });
     expect(e!.data.message).to.deep.equal(m);
     // What GET returns is what POST returned.
-    expect(expectOk(await ws.owner.get(`${messagesUrl(channel.id)}/${m.id}`)).data).to.deep.equal(m);
+    expect(expectOk(await ws.owner.get(`${messagesUrl(channel.id)}/${m.id}`)).data).to.deep.equal(JSON.parse(JSON.stringify(m)));
   });
 
   it('answers 403 forbidden to a workspace member who has not joined a public channel, telling them to join', async () => {
@@ -251,5 +252,31 @@ describe('DELETE /channels/:id/messages/:message_id', () => {
     expectOk(await admin.client.delete(`${messagesUrl(channel.id)}/${m1.id}`), 204);
     expectOk(await ws.owner.delete(`${messagesUrl(channel.id)}/${m2.id}`), 204);
     expect(await countMessages(channel.id)).to.equal(0);
+  });
+});
+
+describe('postMessage (the service function incoming webhooks call)', () => {
+  it('posts for an already-authorised author with display overrides and webhook_id, applying the content rules', async () => {
+    const { ws, channel } = await setup();
+    const webhookId = '3f1d2c4b-5a6e-4f70-8a9b-0c1d2e3f4a5b';
+    const m = await post(stack().rt, {
+      workspaceId: ws.workspaceId,
+      channelId: channel.id,
+      authorId: null,
+      content: 'deploy <b onclick="x()">done</b>',
+      metadata: { type: 'ci.deploy', data: { sha: 'abc' } },
+      display: { username: 'CI', icon_emoji: ':rocket:' },
+      webhookId,
+    });
+    expect(m).to.deep.include({ author_id: null, content: 'deploy <b>done</b>', display: { username: 'CI', icon_emoji: ':rocket:' }, webhook_id: webhookId });
+    expect(expectOk(await ws.owner.get(`${messagesUrl(channel.id)}/${m.id}`)).data).to.deep.equal(JSON.parse(JSON.stringify(m)));
+    await waitForEvents((e) => e.type === 'message.created' && e.data.message.id === m.id);
+    let error: unknown;
+    try {
+      await post(stack().rt, { workspaceId: ws.workspaceId, channelId: channel.id, authorId: ws.ownerId, content: '   ' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).to.include({ code: 'validation_error' });
   });
 });

@@ -53,7 +53,8 @@ function cleanContent(content: string) {
 export interface PostMessageArgs {
   workspaceId: string;
   channelId: string;
-  authorId: string;
+  /** The posting user; null for a webhook post with no user behind it. */
+  authorId: string | null;
   content: string;
   content_json?: unknown;
   metadata?: { type: string; data: Record<string, unknown> } | null;
@@ -97,7 +98,7 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
   const event: AxidEvent = { type: 'message.created', to: channelScope(args.workspaceId, args.channelId), data: { message } };
   let inserted: boolean;
   try {
-    inserted = await store.insertMessageWithEvent(rt.db, { ...row, author_id: args.authorId }, event);
+    inserted = await store.insertMessageWithEvent(rt.db, row, event);
   } catch (err) {
     // 23503: the root was deleted between the check and the insert.
     if ((err as { code?: string }).code === '23503' && threadId) throw badThread();

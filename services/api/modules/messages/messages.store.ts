@@ -30,7 +30,7 @@ export interface NewMessage {
   id: string;
   workspace_id: string;
   channel_id: string;
-  author_id: string;
+  author_id: string | null;
   thread_id: string | null;
   content: string;
   content_json: unknown;
