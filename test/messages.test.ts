@@ -280,3 +280,25 @@ describe('postMessage (the service function incoming webhooks call)', () => {
     expect(error).to.include({ code: 'validation_error' });
   });
 });
+
+describe('posting cost', () => {
+  it('takes the key lookup, the membership check and ONE statement (message + outbox + notify) for a top-level post', async () => {
+    const { ws, channel } = await setup();
+    await postMessage(ws.owner, channel.id, 'warm up');
+    await stack().relay?.kick();
+    const db = stack().rt.db;
+    const seen: string[] = [];
+    // The outbox relay shares the pool; its queries are not the request's.
+    const record = (q: { sql: string }) => {
+      if (!/^(select "id", "event" from "outbox"|delete from "outbox")/.test(q.sql)) seen.push(q.sql);
+    };
+    db.on('query', record);
+    try {
+      await postMessage(ws.owner, channel.id, 'counted');
+    } finally {
+      db.off('query', record);
+    }
+    expect(seen, seen.join('\n')).to.have.length(3);
+    expect(seen[2]).to.match(/INSERT INTO messages[\s\S]*INSERT INTO outbox[\s\S]*pg_notify/);
+  });
+});

@@ -168,7 +168,8 @@ export async function updateMessage(rt: Runtime, actor: Actor, channelId: string
     patch.mentioned_user_ids = rt.db.raw('?::uuid[]', [`{${blocks.mentioned_user_ids.join(',')}}`]);
   }
   return rt.db.transaction(async (trx) => {
-    await store.updateMessage(trx, existing.id, patch);
+    // Deleted meanwhile: nothing to edit.
+    if ((await store.updateMessage(trx, existing.id, patch)) === 0) throw notFound('Message');
     const row = (await store.findMessage(trx, channel.id, existing.id)) as MessageRow;
     const reactions = await store.reactionsFor(trx, [row.id]);
     const message = presentMessage(row, reactions.get(row.id) ?? []);
@@ -208,7 +209,10 @@ export async function addReaction(rt: Runtime, actor: Actor, channelId: string, 
   checkEmoji(emoji);
   const key = { message_id: message.id, user_id: actor.userId, emoji };
   return rt.db.transaction(async (trx) => {
-    const inserted = await store.insertReaction(trx, key);
+    const inserted = await store.insertReaction(trx, key).catch((err: { code?: string }) => {
+      // 23503: the message was deleted meanwhile.
+      throw err.code === '23503' ? notFound('Message') : err;
+    });
     if (!inserted) return { created: false, reaction: presentReaction((await store.findReaction(trx, key))!) };
     await recordEvents(trx, [
       {
