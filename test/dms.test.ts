@@ -137,6 +137,8 @@ describe('DM messages', () => {
       await outsider.client.delete(`${base}/${m.id}`),
       await outsider.client.post(`${base}/${m.id}/reactions`, { emoji: 'x' }),
       await outsider.client.delete(`${base}/${m.id}/reactions/x`),
+      await outsider.client.get(`/api/v1/dms/${dm.id}`),
+      await outsider.client.post(`/api/v1/dms/${dm.id}/typing`),
     ];
     for (const res of responses) {
       expectError(res, 404, 'not_found');
