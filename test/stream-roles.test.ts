@@ -56,4 +56,24 @@ describe('GET /api/v1/stream with separate api and gateway processes', function 
       expect(s.frames[0]?.event).to.equal('init');
     }
   });
+
+  it('ends open streams cleanly and exits promptly on SIGTERM', async () => {
+    const gw = await AxidProcess.start({
+      DATABASE_URL: env.config.databaseUrl,
+      REDIS_URL: env.config.redisUrl,
+      REDIS_KEY_PREFIX: env.config.redisKeyPrefix,
+      ROLES: 'gateway',
+    });
+    const s = await openRaw(gw.url, key);
+    const started = Date.now();
+    const stopped = gw.stop();
+    await s.ended;
+    const endedAfter = Date.now() - started;
+    await stopped;
+    if (process.env.DEBUG_STOP) console.log({ endedAfter, exitedAfter: Date.now() - started });
+    expect(endedAfter).to.be.below(2_000);
+    expect(Date.now() - started).to.be.below(8_000);
+    expect(s.res.complete, 'the chunked response was terminated').to.equal(true);
+    expect(s.text().endsWith('\n\n')).to.equal(true);
+  });
 });
