@@ -8,7 +8,7 @@ import { AppError } from '../../shared/errors.js';
 import type { AppContext } from '../../shared/http/context.js';
 import type { Runtime } from '../../shared/runtime.js';
 import { SseConnection } from './connection.js';
-import { Hub, encodeFrame } from './hub.js';
+import { Hub, encodeFrame, type Ticket } from './hub.js';
 import { gatewayMetrics } from './metrics.js';
 import { StreamReader, entryTime } from './stream-reader.js';
 
@@ -62,10 +62,26 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     if (ctx.method !== 'GET') return next();
     // Errors here (401, key_expired) are rendered as the JSON envelope.
     const actor = await authenticate(rt.db, bearerToken(ctx.get('authorization')));
+    const info = { keyId: actor.keyId, userId: actor.userId, workspaceId: actor.workspaceId };
+    const ticket = hub.reserve(info);
+    try {
+      await openStream(ctx, ticket);
+    } finally {
+      hub.release(ticket);
+    }
+  }
+
+  async function openStream(ctx: AppContext, ticket: Ticket): Promise<void> {
+    const { info } = ticket;
+    // Read after the ticket exists, and only while the key and the user are
+    // still valid: a revocation committed after this read cancels the ticket.
     const snapshot = await rt
-      .db('users as u')
+      .db('api_keys as k')
+      .join('users as u', 'u.id', 'k.user_id')
       .join('workspaces as w', 'w.id', 'u.workspace_id')
-      .where('u.id', actor.userId)
+      .where('k.id', info.keyId)
+      .whereNull('k.revoked_at')
+      .whereNull('u.deactivated_at')
       .first(
         'u.id',
         'u.name',
@@ -80,7 +96,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
         'w.created_at as w_created_at',
       );
     if (closing) throw new AppError('service_unavailable', 'this gateway is shutting down: reconnect');
-    if (!snapshot) throw new AppError('unauthorized', 'a valid API key is required: send Authorization: Bearer <API_KEY>');
+    if (!snapshot || ticket.cancelled) throw new AppError('unauthorized', 'a valid API key is required: send Authorization: Bearer <API_KEY>');
 
     // From here on the response is ours: headers already set on ctx (feature
     // level, request id, rate limits) were set on ctx.res and go out with it.
@@ -98,7 +114,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     ctx.req.socket.setTimeout(0);
 
     const conn = new SseConnection(
-      { keyId: actor.keyId, userId: actor.userId, workspaceId: actor.workspaceId },
+      info,
       res,
       maxQueueBytes,
       metrics,
@@ -122,7 +138,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
       },
     });
     try {
-      await hub.attach(conn, () => {
+      await hub.attach(conn, ticket, () => {
         conn.send(init, false);
         metrics.connections.inc();
         conn.onEnd(() => metrics.connections.dec());

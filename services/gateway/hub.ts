@@ -4,7 +4,16 @@
 // Membership changes are learnt from the events themselves, so routing never
 // queries the database.
 import type { AxidEvent } from '../../shared/events.js';
-import type { SseConnection } from './connection.js';
+import type { ConnectionInfo, SseConnection } from './connection.js';
+
+/**
+ * A stream being opened: registered right after its key was checked, so that
+ * a revocation or removal read from the stream meanwhile cancels it.
+ */
+export interface Ticket {
+  info: ConnectionInfo;
+  cancelled: boolean;
+}
 
 /** What the gateway knows about one user with streams on this process. */
 interface UserState {
@@ -32,6 +41,7 @@ export class Hub {
   private readonly workspaces = new Map<string, Set<UserState>>();
   private readonly channels = new Map<string, Set<UserState>>();
   private readonly all = new Set<SseConnection>();
+  private readonly tickets = new Set<Ticket>();
 
   constructor(private readonly loadMemberships: MembershipLoader) {}
 
@@ -43,12 +53,22 @@ export class Hub {
     return this.all;
   }
 
+  reserve(info: ConnectionInfo): Ticket {
+    const ticket = { info, cancelled: false };
+    this.tickets.add(ticket);
+    return ticket;
+  }
+
+  release(ticket: Ticket) {
+    this.tickets.delete(ticket);
+  }
+
   /**
    * Attaches a connection once its user's memberships are known. `start` runs
    * synchronously just before the connection starts receiving events, so the
    * init frame it writes is always the first frame.
    */
-  async attach(conn: SseConnection, start: () => void): Promise<void> {
+  async attach(conn: SseConnection, ticket: Ticket, start: () => void): Promise<void> {
     const { userId, workspaceId } = conn.info;
     let state = this.users.get(userId);
     if (!state) {
@@ -75,7 +95,8 @@ export class Hub {
       failure = { err };
     }
     state.waiters--;
-    if (failure || conn.closed) {
+    if (failure || conn.closed || ticket.cancelled) {
+      conn.end();
       this.forget(state);
       if (failure) throw failure.err;
       return;
@@ -96,6 +117,10 @@ export class Hub {
     const ws = this.workspaces.get(to.workspace_id);
     if (!ws) return;
 
+    for (const ticket of this.tickets) {
+      if (type === 'api_key.revoked' && ticket.info.keyId === data.key_id) ticket.cancelled = true;
+      if (type === 'member.removed' && ticket.info.userId === data.user_id) ticket.cancelled = true;
+    }
     if (type === 'api_key.revoked') {
       for (const state of ws) for (const conn of [...state.connections]) if (conn.info.keyId === data.key_id) conn.end();
       return;
