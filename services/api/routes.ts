@@ -1,8 +1,10 @@
 // Every API route, in one table: a reader finds each resource's module here.
 import { RouteTable } from '../../shared/http/route.js';
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
+import { fileRoutes } from './modules/files/files.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
 import { userRoutes } from './modules/users/users.routes.js';
+import { hookRoutes, webhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 
 export function apiRoutes(): RouteTable[] {
@@ -11,5 +13,9 @@ export function apiRoutes(): RouteTable[] {
   userRoutes(v1);
   apiKeyRoutes(v1);
   interactionRoutes(v1);
-  return [v1];
+  fileRoutes(v1);
+  webhookRoutes(v1);
+  const hooks = new RouteTable('');
+  hookRoutes(hooks);
+  return [v1, hooks];
 }

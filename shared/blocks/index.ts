@@ -1,0 +1,3 @@
+// Block / rich-text validation for content_json documents (contract §7).
+export { BLOCK_NAMES, type BlockName } from './schemas.js';
+export { validateContentJson, type BlockRules, type ValidationResult } from './validate.js';
