@@ -65,8 +65,22 @@ describe('POST /files and GET /files/{id}', function () {
   for (const contentLength of [false, true]) {
     it(`refuses 101 MB with 413 file_too_large and keeps nothing (${contentLength ? 'with' : 'without'} Content-Length)`, async () => {
       const ws = await newWorkspace();
-      const up = await uploadFile(stack().url, { key: ws.ownerKey, size: 101 * MB, contentLength });
+      const sent = spyOnS3();
+      let up;
+      try {
+        up = await uploadFile(stack().url, { key: ws.ownerKey, size: 101 * MB, contentLength });
+      } finally {
+        sent.stop();
+      }
       expectError(up, 413, 'file_too_large');
+      if (!contentLength) {
+        // streamed: parts were sent, then the multipart upload was aborted
+        expect(sent.names).to.include('UploadPartCommand');
+        expect(sent.names).to.include('AbortMultipartUploadCommand');
+        expect(sent.names).not.to.include('CompleteMultipartUploadCommand');
+      } else {
+        expect(sent.names, 'refused from Content-Length before any storage call').to.deep.equal([]);
+      }
       expect(up.body.error.message).to.match(/^file: /);
       const rows = await stack().rt.db('files').where({ workspace_id: ws.workspaceId });
       expect(rows).to.have.length(0);
@@ -202,6 +216,21 @@ describe('file.postprocess (worker)', function () {
     expect(events[0].data.file).to.include({ id, status: 'ready' });
   });
 });
+
+/** Records the names of the S3 commands the stack sends meanwhile. */
+function spyOnS3() {
+  const names: string[] = [];
+  const s3 = stack().rt.s3;
+  const name = `test-spy-${Math.random()}`;
+  s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      names.push(String(context.commandName));
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  return { names, stop: () => s3.middlewareStack.remove(name) };
+}
 
 /** file.ready events for one file on the run's Redis stream. */
 export async function fileEvents(fileId: string) {
