@@ -55,13 +55,14 @@ describe('the worker', function () {
 
   it('refuses to boot when a job has no handler, or a handler has no job', async () => {
     const { 'webhook.render': _omitted, ...partial } = realHandlers;
-    let error: Error | undefined;
-    await startWorker(s.rt, { redisUrl: redisUrl(), handlers: partial as JobHandlers }).catch((e: Error) => (error = e));
-    expect(error?.message).to.match(/no handler for job\(s\) webhook\.render/);
-    error = undefined;
+    const bootError = (handlers: JobHandlers) =>
+      startWorker(s.rt, { redisUrl: redisUrl(), handlers }).then(
+        () => 'booted',
+        (e: Error) => e.message,
+      );
+    expect(await bootError(partial as JobHandlers)).to.match(/no handler for job\(s\) webhook\.render/);
     const extra = { ...realHandlers, 'mystery.job': realHandlers['file.postprocess'] } as JobHandlers;
-    await startWorker(s.rt, { redisUrl: redisUrl(), handlers: extra }).catch((e: Error) => (error = e));
-    expect(error?.message).to.match(/unknown job\(s\) mystery\.job/);
+    expect(await bootError(extra)).to.match(/unknown job\(s\) mystery\.job/);
   });
 
   it('makes a second enqueue of the same job a no-op (deterministic job id)', async () => {
