@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { IncomingWebhook } from '@slack/webhook';
 import { expect } from 'chai';
 import { startStack, type Stack } from '../services/stack.js';
+import { handlers } from '../services/worker/handlers.js';
 import { createLogger } from '../shared/logger.js';
 import { Client } from './support/client.js';
 import { expectError, expectOk } from './support/expect.js';
@@ -254,6 +255,21 @@ describe('POST /hooks/compat/{id} (chat-platform compatible)', () => {
     expect(events[1].to).to.deep.equal({ scope: 'channel', workspace_id: ws.workspaceId, channel_id: channel.id });
     expect(events[1].data.message.content).to.equal(message.content);
     expect(await stack().rt.db('webhook_renders').where({ message_id: message.id })).to.have.length(0);
+  });
+
+  it('renders once: running webhook.render again changes nothing and emits nothing', async () => {
+    const ws = await newWorkspace();
+    const { hook } = await makeHook(ws);
+    await hooks().post(`/hooks/compat/${hook.id}`, { attachments: [{ fallback: 'fb', title: 'Once' }] });
+    const message = await renderedMessage(hook.id);
+    expect(message.content).to.equal('> **Once**');
+    await handlers['webhook.render'](stack().rt, { messageId: message.id }, { attempt: 2, lastAttempt: false });
+    const [again] = await messagesOf(hook.id);
+    expect(again.content).to.equal(message.content);
+    // everything recorded so far has been relayed: a second message.updated would be on the stream now
+    await waitFor(async () => Number((await stack().rt.db('outbox').count('* as c').first())?.c) === 0, 'the outbox to drain');
+    const events = await messageEvents(message.id);
+    expect(events.map((e) => e.type)).to.deep.equal(['message.created', 'message.updated']);
   });
 
   it('never fetches a URL from a payload', async () => {
