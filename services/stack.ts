@@ -7,7 +7,7 @@ import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/clien
 import type { Config } from '../shared/config.js';
 import { createDb, ensureDatabase } from '../shared/db/knex.js';
 import { migrateLatest } from '../shared/db/migrate.js';
-import { resolveDependencies } from '../shared/embedded.js';
+import { resolveDependencies, type Probes } from '../shared/embedded.js';
 import { AppError } from '../shared/errors.js';
 import type { AppState } from '../shared/http/context.js';
 import { renderErrors } from '../shared/http/errors.js';
@@ -36,8 +36,8 @@ export interface Stack {
 
 const SHUTDOWN_BUDGET_MS = 9_000;
 
-export async function startStack(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Stack> {
-  const deps = await resolveDependencies(config, log);
+export async function startStack(config: Config, log: Logger = createLogger(config.logLevel), probes: Probes = {}): Promise<Stack> {
+  const deps = await resolveDependencies(config, log, probes);
   await ensureDatabase(deps.databaseUrl);
   const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10);
   const redis = createRedis(deps.redisUrl, 'axid-commands');
@@ -68,9 +68,9 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   };
 
   await migrateLatest(db, { lock: !deps.embeddedDatabase, then: (trx) => bootstrapWorkspace(trx, config, log) });
-  await ensureBucket(s3, config.s3.bucket);
-
   const roles = new Set(config.roles);
+  // Only the roles that touch files need the bucket (the gateway never does).
+  if (roles.has('api') || roles.has('worker')) await ensureBucket(s3, config.s3.bucket);
   // Every process that writes (api, worker) can relay the outbox; one is elected.
   const relay =
     roles.has('api') || roles.has('worker')

@@ -40,14 +40,21 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function resolveDependencies(config: Config, log: Logger): Promise<Dependencies> {
+/** Where the default PostgreSQL is looked for; tests point it at a closed port. */
+export interface Probes {
+  postgres?: { host: string; port: number };
+  /** Replaces the default Redis URL that is tried before starting redis-server. */
+  redisUrl?: string;
+}
+
+export async function resolveDependencies(config: Config, log: Logger, probes: Probes = {}): Promise<Dependencies> {
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
   try {
-    const db = await resolveDatabase(config, log, stops);
-    const redisUrl = await resolveRedis(config, log, stops);
+    const db = await resolveDatabase(config, log, stops, probes.postgres ?? { host: '127.0.0.1', port: 5432 });
+    const redisUrl = await resolveRedis(config, log, stops, probes.redisUrl ?? config.redisUrl);
     const s3Endpoint = await resolveS3(config, log, stops);
     return { ...db, redisUrl, s3Endpoint, stop };
   } catch (err) {
@@ -56,8 +63,8 @@ export async function resolveDependencies(config: Config, log: Logger): Promise<
   }
 }
 
-async function resolveDatabase(config: Config, log: Logger, stops: (() => Promise<void>)[]) {
-  if (!config.databaseUrlIsDefault || (await canConnect('127.0.0.1', 5432))) {
+async function resolveDatabase(config: Config, log: Logger, stops: (() => Promise<void>)[], probe: { host: string; port: number }) {
+  if (!config.databaseUrlIsDefault || (await canConnect(probe.host, probe.port))) {
     log.info({ database: redact(config.databaseUrl) }, 'using PostgreSQL');
     return { databaseUrl: config.databaseUrl, embeddedDatabase: false };
   }
@@ -82,8 +89,8 @@ async function redisAnswers(url: string): Promise<boolean> {
   return canConnect(u.hostname, Number(u.port || 6379));
 }
 
-async function resolveRedis(config: Config, log: Logger, stops: (() => Promise<void>)[]) {
-  if (!config.redisUrlIsDefault || (await redisAnswers(config.redisUrl))) {
+async function resolveRedis(config: Config, log: Logger, stops: (() => Promise<void>)[], probeUrl: string) {
+  if (!config.redisUrlIsDefault || (await redisAnswers(probeUrl))) {
     log.info({ redis: redact(config.redisUrl) }, 'using Redis');
     return config.redisUrl;
   }

@@ -1,5 +1,6 @@
 // Every API route, in one table: a reader finds each resource's module here.
 import { RouteTable } from '../../shared/http/route.js';
+import { docsRoutes } from './openapi.js';
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
 import { fileRoutes } from './modules/files/files.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
@@ -17,5 +18,6 @@ export function apiRoutes(): RouteTable[] {
   webhookRoutes(v1);
   const hooks = new RouteTable('');
   hookRoutes(hooks);
-  return [v1, hooks];
+  const tables = [v1, hooks];
+  return [...tables, docsRoutes(tables)];
 }

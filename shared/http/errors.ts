@@ -14,8 +14,8 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 
 function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
-  const e = err as { status?: number; expose?: boolean; type?: string; message?: string };
-  if (e?.type === 'entity.parse.failed') return new AppError('validation_error', 'body: malformed JSON');
+  const e = err as { status?: number; statusCode?: number; expose?: boolean; type?: string; message?: string };
+  if (e?.type === 'entity.parse.failed' || (err instanceof SyntaxError && e.status === 400)) return new AppError('validation_error', 'body: malformed JSON');
   if (e?.type === 'entity.too.large') return new AppError('payload_too_large', 'the request body is too large');
   const code = e?.status !== undefined ? CODE_BY_STATUS[e.status] : undefined;
   if (code && e.expose) return new AppError(code, e.message ?? code);

@@ -1,0 +1,51 @@
+// Runs `services/main.ts` as a child process, as `npm start` does.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../../shared/embedded.js';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface RunningProcess {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  output(): string;
+  /** SIGTERM and wait for the exit; resolves the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export async function startProcess(env: Record<string, string>, o: { port?: number } = {}): Promise<RunningProcess> {
+  const port = o.port ?? (await freePort());
+  const child = spawn(process.execPath, ['--import', 'tsx', 'services/main.ts'], {
+    cwd: repoRoot,
+    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`process exited early (${child.exitCode}):\n${out}`);
+    const ready = await fetch(`${url}/readyz`).then((r) => r.status === 200).catch(() => false);
+    if (ready) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`process not ready in 30 s:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    url,
+    port,
+    output: () => out,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
