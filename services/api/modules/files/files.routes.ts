@@ -15,6 +15,8 @@ export function fileRoutes(routes: RouteTable) {
         summary: 'Upload a file (multipart/form-data, field "file", at most 100 MB); the worker then hashes and checks it',
         tag,
         status: 201,
+        // documented as multipart/form-data; the handler streams the body itself
+        body: z.unknown(),
         rawBody: true,
       },
       async ({ rt, actor, ctx }) => {
