@@ -4,8 +4,8 @@
 // retried job renders nothing twice.
 import { validateContentJson } from '../../../../shared/blocks/index.js';
 import type { JobHandler } from '../../../../shared/jobs.js';
+import { replaceMessageContent } from '../messages/messages.service.js';
 import { renderCompatMessage } from './webhooks.compat.js';
-import { updateRenderedMessage } from './webhooks.messages.js';
 import * as store from './webhooks.store.js';
 
 export const renderWebhookMessage: JobHandler<'webhook.render'> = async (rt, { messageId }) => {
@@ -15,7 +15,7 @@ export const renderWebhookMessage: JobHandler<'webhook.render'> = async (rt, { m
     const { content, doc } = renderCompatMessage(pending.text, pending.attachments);
     const checked = validateContentJson(doc, { trackerHosts: rt.config.trackerHosts, codeHosts: rt.config.codeHosts });
     if (!checked.valid) rt.log.warn({ message_id: messageId, problem: checked.message }, 'rendered attachments kept as text only');
-    await updateRenderedMessage(trx, messageId, { content, content_json: checked.valid ? doc : null });
+    await replaceMessageContent(rt, trx, messageId, { content, content_json: checked.valid ? doc : null });
     await store.deletePendingRender(trx, messageId);
   });
 };

@@ -4,8 +4,8 @@ import { AppError, forbidden, notFound } from '../../../../shared/errors.js';
 import { decodeCursor, pageOf } from '../../../../shared/http/envelope.js';
 import { enqueue } from '../../../../shared/jobs.js';
 import type { Runtime } from '../../../../shared/runtime.js';
+import { postMessage } from '../messages/messages.service.js';
 import { placeholderContent, readCompatPost, type CompatPost, type Display } from './webhooks.compat.js';
-import { insertWebhookMessage } from './webhooks.messages.js';
 import { canDeleteWebhook, seesAllWebhooks } from './webhooks.policy.js';
 import { presentWebhook, type WebhookRow } from './webhooks.presenter.js';
 import type { NativePost } from './webhooks.schemas.js';
@@ -55,15 +55,15 @@ async function postingHook(rt: Runtime, webhookId: string): Promise<WebhookRow> 
   return hook;
 }
 
-/** The one place a webhook post becomes a message (the messages module's postMessage at merge). */
+/** The one place a webhook post becomes a message: the messages module's rules, author and event. */
 const postAsHook = (rt: Runtime, hook: WebhookRow, o: { content: string; metadata?: NativePost['metadata']; display?: Display | null }) =>
-  insertWebhookMessage(rt, {
+  postMessage(rt, {
     workspaceId: hook.workspace_id,
     channelId: hook.channel_id,
     authorId: hook.created_by,
     content: o.content,
     metadata: o.metadata,
-    display: o.display as Record<string, string> | null | undefined,
+    display: o.display as Record<string, unknown> | null | undefined,
     webhookId: hook.id,
   });
 
