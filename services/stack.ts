@@ -14,6 +14,7 @@ import { renderErrors } from '../shared/http/errors.js';
 import { opsRoutes } from '../shared/http/ops.js';
 import { rateLimit } from '../shared/http/rate-limit.js';
 import { requestContext } from '../shared/http/request-context.js';
+import { closeQueue } from '../shared/jobs.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetrics } from '../shared/metrics.js';
 import { OutboxRelay } from '../shared/outbox-relay.js';
@@ -120,6 +121,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       await serverClosed;
       clearTimeout(hardStop);
       await relay?.stop();
+      await closeQueue(rt);
       await redis.quit().catch(() => redis.disconnect());
       await db.destroy();
       await deps.stop();

@@ -4,9 +4,11 @@ import { docsRoutes } from './openapi.js';
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
 import { channelRoutes } from './modules/channels/channels.routes.js';
 import { dmRoutes } from './modules/dms/dms.routes.js';
+import { fileRoutes } from './modules/files/files.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
 import { userRoutes } from './modules/users/users.routes.js';
+import { hookRoutes, webhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 
 export function apiRoutes(): RouteTable[] {
@@ -18,6 +20,10 @@ export function apiRoutes(): RouteTable[] {
   messageRoutes(v1, { base: '/channels/{channel_id}', param: 'channel_id', kind: 'channel', tag: 'Messages', typing: true });
   dmRoutes(v1);
   interactionRoutes(v1);
-  const tables = [v1];
+  fileRoutes(v1);
+  webhookRoutes(v1);
+  const hooks = new RouteTable('');
+  hookRoutes(hooks);
+  const tables = [v1, hooks];
   return [...tables, docsRoutes(tables)];
 }

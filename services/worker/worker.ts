@@ -1,6 +1,76 @@
+// The worker role: BullMQ consumer of the one job queue. Refuses to boot when
+// a job has no handler (or a handler no job); finishes jobs in flight on close.
+import { Worker, type Job } from 'bullmq';
+import { JOB_NAMES, QUEUE_NAME, queuePrefix, type JobHandlers, type JobName } from '../../shared/jobs.js';
+import { createRedis } from '../../shared/redis.js';
 import type { Runtime } from '../../shared/runtime.js';
+import { handlers as defaultHandlers } from './handlers.js';
 
-// Placeholder until the files issue lands.
-export async function startWorker(_rt: Runtime, _o: { redisUrl: string }) {
-  return { async close() {} };
+export interface WorkerOptions {
+  redisUrl: string;
+  /** Tests wrap handlers to simulate crashes. */
+  handlers?: JobHandlers;
+  concurrency?: number;
+  /** How long a job's lock lasts without renewal; a crashed worker's job is retried after it. */
+  lockDuration?: number;
+  /** How often stalled jobs (lock lost) are looked for. */
+  stalledInterval?: number;
+}
+
+export function checkHandlers(handlers: Record<string, unknown>): void {
+  const missing = JOB_NAMES.filter((name) => typeof handlers[name] !== 'function');
+  const unknown = Object.keys(handlers).filter((name) => !(JOB_NAMES as readonly string[]).includes(name));
+  if (missing.length || unknown.length) {
+    throw new Error(
+      `worker: ${missing.length ? `no handler for job(s) ${missing.join(', ')}` : ''}${missing.length && unknown.length ? '; ' : ''}${
+        unknown.length ? `handler(s) for unknown job(s) ${unknown.join(', ')}` : ''
+      }`,
+    );
+  }
+}
+
+export async function startWorker(rt: Runtime, o: WorkerOptions) {
+  const handlers = o.handlers ?? defaultHandlers;
+  checkHandlers(handlers);
+  const connection = createRedis(o.redisUrl, 'axid-worker');
+  connection.on('error', (err) => rt.log.debug({ err: err.message }, 'worker redis connection error'));
+
+  const worker = new Worker(
+    QUEUE_NAME,
+    async (job: Job) => {
+      const name = job.name as JobName;
+      const handler = handlers[name] as JobHandlers[JobName] | undefined;
+      if (!handler) throw new Error(`no handler for job ${job.name}`);
+      const attempts = job.opts.attempts ?? 1;
+      const attempt = job.attemptsMade + 1;
+      const started = Date.now();
+      await (handler as (rt: Runtime, p: unknown, c: { attempt: number; lastAttempt: boolean }) => Promise<void>)(rt, job.data, {
+        attempt,
+        lastAttempt: attempt >= attempts,
+      });
+      rt.log.debug({ job: job.name, id: job.id, attempt, ms: Date.now() - started }, 'job done');
+    },
+    {
+      connection,
+      prefix: queuePrefix(rt.config.redisKeyPrefix),
+      concurrency: o.concurrency ?? 4,
+      lockDuration: o.lockDuration ?? 30_000,
+      stalledInterval: o.stalledInterval ?? 30_000,
+      maxStalledCount: 2,
+    },
+  );
+  worker.on('failed', (job, err) =>
+    rt.log.warn({ job: job?.name, id: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job attempt failed'),
+  );
+  worker.on('error', (err) => rt.log.warn({ err: err.message }, 'worker error'));
+  await worker.waitUntilReady();
+
+  return {
+    worker,
+    /** Waits for the jobs in flight, then lets go of Redis. */
+    async close() {
+      await worker.close();
+      await connection.quit().catch(() => connection.disconnect());
+    },
+  };
 }

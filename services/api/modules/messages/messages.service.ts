@@ -3,6 +3,7 @@
 // hides everything else.
 import { randomUUID } from 'node:crypto';
 import type { Actor } from '../../../../shared/auth.js';
+import type { Knex } from '../../../../shared/db/knex.js';
 import { validateContentJson } from '../../../../shared/blocks/index.js';
 import { AppError, forbidden, invalid, notFound } from '../../../../shared/errors.js';
 import { publishEphemeral, recordEvents, type AxidEvent } from '../../../../shared/events.js';
@@ -250,4 +251,32 @@ export async function sendTyping(rt: Runtime, actor: Actor, channelId: string, k
     to: channelScope(actor.workspaceId, channel.id),
     data: { channel_id: channel.id, user_id: actor.userId },
   });
+}
+
+/**
+ * Replaces a message's content and content_json for the system (the worker
+ * rendering a compatible webhook post's attachments): the same content rules,
+ * no author check, not marked edited; message.updated is recorded in the
+ * caller's transaction. Undefined when the message is gone.
+ */
+export async function replaceMessageContent(
+  rt: Runtime,
+  trx: Knex.Transaction,
+  messageId: string,
+  o: { content: string; content_json: unknown },
+): Promise<MessageObject | undefined> {
+  const content = cleanContent(parseOrThrow(Content, o.content, 'content'));
+  const blocks = checkContentJson(rt, o.content_json);
+  const channelId = await store.replaceContent(trx, messageId, {
+    content,
+    content_json: blocks.content_json === null ? null : JSON.stringify(blocks.content_json),
+    card_origin: blocks.card_origin,
+    mentioned_user_ids: trx.raw('?::uuid[]', [`{${blocks.mentioned_user_ids.join(',')}}`]),
+  });
+  if (!channelId) return undefined;
+  const row = (await store.findMessage(trx, channelId, messageId)) as MessageRow;
+  const reactions = await store.reactionsFor(trx, [messageId]);
+  const message = presentMessage(row, reactions.get(messageId) ?? []);
+  await recordEvents(trx, [{ type: 'message.updated', to: channelScope(row.workspace_id, channelId), data: { message } }]);
+  return message;
 }

@@ -53,7 +53,7 @@ export async function insertMessageWithEvent(db: Db, m: NewMessage, event: AxidE
     `WITH m AS (
        INSERT INTO messages (id, workspace_id, channel_id, author_id, thread_id, content, content_json, metadata,
                              card_origin, mentioned_user_ids, display, webhook_id, created_at)
-       SELECT ?::uuid, ?::uuid, ?::uuid, ?::uuid, ?::uuid, ?, ?::jsonb, ?::jsonb, ?, ?::uuid[], ?::jsonb, ?::uuid, ?::timestamptz
+       SELECT ?::uuid, ?::uuid, ?::uuid, ?::uuid, ?::uuid, ?, ?::jsonb, ?::jsonb, ?, ?::uuid[], ?::jsonb, ?::text, ?::timestamptz
        WHERE ?::uuid IS NULL
           OR EXISTS (SELECT 1 FROM messages r WHERE r.id = ?::uuid AND r.channel_id = ?::uuid AND r.thread_id IS NULL)
        RETURNING thread_id, workspace_id, channel_id, created_at
@@ -159,3 +159,9 @@ export const findReaction = (db: Db, r: { message_id: string; user_id: string; e
 
 export const deleteReaction = async (db: Db, r: { message_id: string; user_id: string; emoji: string }) =>
   (await db('reactions').where(r).delete()) > 0;
+
+/** Content set by the system (a webhook post's rendering), not an edit: edited_at stays. Returns the channel, or undefined if gone. */
+export const replaceContent = async (db: Db, id: string, patch: Record<string, unknown>): Promise<string | undefined> => {
+  const [row] = await db('messages').where({ id }).update(patch).returning('channel_id');
+  return (row as { channel_id: string } | undefined)?.channel_id;
+};

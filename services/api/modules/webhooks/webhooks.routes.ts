@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { list, ok } from '../../../../shared/http/envelope.js';
+import type { RouteTable } from '../../../../shared/http/route.js';
+import { CreateWebhookBody, ListWebhooksQuery, NativePostBody, WebhookIdParams } from './webhooks.schemas.js';
+import * as webhooks from './webhooks.service.js';
+
+const tag = 'Webhooks';
+
+/** Managing incoming webhooks, under /api/v1 with an API key. */
+export function webhookRoutes(routes: RouteTable) {
+  routes
+    .add({ method: 'get', path: '/webhooks/incoming', summary: 'List incoming webhooks (admins: all; others: their own)', tag, query: ListWebhooksQuery }, async ({ rt, actor, query }) =>
+      list(await webhooks.listWebhooks(rt, actor, query)),
+    )
+    .add(
+      { method: 'post', path: '/webhooks/incoming', summary: 'Create an incoming webhook for a channel you can read', tag, body: CreateWebhookBody, status: 201 },
+      async ({ rt, actor, body }) => ok(await webhooks.createWebhook(rt, actor, body)),
+    )
+    .add(
+      { method: 'delete', path: '/webhooks/incoming/{webhook_id}', summary: 'Delete an incoming webhook (its creator, an admin or the owner)', tag, params: WebhookIdParams },
+      async ({ rt, actor, params }) => {
+        await webhooks.deleteWebhook(rt, actor, params.webhook_id);
+      },
+    );
+}
+
+/** Posting, under {base_url}/hooks/ with no key: the address is the credential. */
+export function hookRoutes(routes: RouteTable) {
+  routes
+    .add(
+      { method: 'post', path: '/hooks/{webhook_id}', summary: 'Post {content, metadata?} as a message in the webhook channel', tag, auth: 'none', params: WebhookIdParams, body: NativePostBody, status: 201 },
+      async ({ rt, params, body }) => ok(await webhooks.postNative(rt, params.webhook_id, body)),
+    )
+    .add(
+      {
+        method: 'post',
+        path: '/hooks/compat/{webhook_id}',
+        summary: 'Post in the chat-platform-compatible format (JSON, or a form field payload=<json>); answers "ok"',
+        tag,
+        auth: 'none',
+        params: WebhookIdParams,
+        body: z.unknown(),
+        form: true,
+      },
+      async ({ rt, params, body }) => {
+        await webhooks.postCompat(rt, params.webhook_id, body);
+        return 'ok';
+      },
+    );
+}

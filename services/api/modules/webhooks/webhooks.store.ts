@@ -1,0 +1,58 @@
+import type { Db } from '../../../../shared/db/knex.js';
+import { isUuid } from '../../../../shared/ids.js';
+import type { CompatAttachment } from './webhooks.compat.js';
+import type { WebhookRow } from './webhooks.presenter.js';
+
+/** Ids are base64url of 24 random bytes (32 characters); anything else names nothing. */
+const WEBHOOK_ID = /^[A-Za-z0-9_-]{32}$/;
+
+export const insertWebhook = async (db: Db, row: Pick<WebhookRow, 'id' | 'workspace_id' | 'channel_id' | 'name' | 'created_by'>) => {
+  const [created] = await db<WebhookRow>('incoming_webhooks').insert(row).returning('*');
+  return created as WebhookRow;
+};
+
+/** By primary key only: the id is the secret, so it is never compared in application code. */
+export const findWebhook = async (db: Db, id: string): Promise<WebhookRow | undefined> =>
+  WEBHOOK_ID.test(id) ? db<WebhookRow>('incoming_webhooks').where({ id }).first() : undefined;
+
+export const listWebhooks = (db: Db, workspaceId: string, o: { after?: number; limit: number; createdBy?: string }) =>
+  db<WebhookRow>('incoming_webhooks')
+    .where({ workspace_id: workspaceId })
+    .modify((q) => {
+      if (o.createdBy !== undefined) q.where('created_by', o.createdBy);
+      if (o.after !== undefined) q.where('seq', '>', o.after);
+    })
+    .orderBy('seq')
+    .limit(o.limit + 1);
+
+export const deleteWebhook = (db: Db, id: string) => db('incoming_webhooks').where({ id }).delete();
+
+// Channel look-ups of this module. Until the channels module lands they are
+// written here; its requireReadable() replaces readableChannel at merge.
+
+/** A channel the user may read: public, or one the user is a member of. */
+export const readableChannel = async (db: Db, workspaceId: string, channelId: string, userId: string) =>
+  isUuid(channelId)
+    ? db('channels as c')
+        .where({ 'c.id': channelId, 'c.workspace_id': workspaceId })
+        .where((q) =>
+          q
+            .where((p) => p.where('c.kind', 'channel').where('c.is_private', false))
+            .orWhereExists(db('channel_members as m').whereRaw('m.channel_id = c.id').where('m.user_id', userId)),
+        )
+        .first('c.id')
+    : undefined;
+
+export const channelExists = async (db: Db, channelId: string) => Boolean(await db('channels').where({ id: channelId }).first('id'));
+
+// Attachments waiting for the worker to render them into their message.
+
+export const insertPendingRender = (db: Db, messageId: string, text: string | null, attachments: CompatAttachment[]) =>
+  db('webhook_renders').insert({ message_id: messageId, text, attachments: JSON.stringify(attachments) });
+
+export const takePendingRender = async (db: Db, messageId: string) =>
+  db('webhook_renders').where({ message_id: messageId }).forUpdate().first() as Promise<
+    { message_id: string; text: string | null; attachments: CompatAttachment[] } | undefined
+  >;
+
+export const deletePendingRender = (db: Db, messageId: string) => db('webhook_renders').where({ message_id: messageId }).delete();

@@ -1,0 +1,82 @@
+// Background jobs: the one map of job name → payload, and how the API hands a
+// job to the worker. Job ids are derived from the payload, so enqueueing the
+// same work twice is a no-op and a retry finds its own earlier attempt.
+import { Queue, type JobsOptions } from 'bullmq';
+import { keys } from './redis.js';
+import type { Runtime } from './runtime.js';
+
+export interface JobPayloads {
+  /** Hash, sniff the type, read image dimensions and thumbnail an upload. */
+  'file.postprocess': { fileId: string };
+  /** Render a compatible webhook post's attachments into its message. */
+  'webhook.render': { messageId: string };
+}
+
+export type JobName = keyof JobPayloads;
+
+export const JOB_NAMES = ['file.postprocess', 'webhook.render'] as const satisfies readonly JobName[];
+
+/** One queue for every job; the job name picks the handler. */
+export const QUEUE_NAME = 'jobs';
+
+/** BullMQ key prefix: under the stack's Redis prefix, so test runs never collide. */
+export const queuePrefix = (redisKeyPrefix: string) => keys(redisKeyPrefix).queue;
+
+// BullMQ refuses custom ids that contain ':'.
+const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
+  'file.postprocess': (p) => `file.postprocess-${p.fileId}`,
+  'webhook.render': (p) => `webhook.render-${p.messageId}`,
+};
+
+export const jobId = <N extends JobName>(name: N, payload: JobPayloads[N]) => JOB_IDS[name](payload);
+
+export const DEFAULT_JOB_OPTIONS: JobsOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 500 },
+  // Kept a while so that a second enqueue of the same job id stays a no-op.
+  removeOnComplete: { age: 24 * 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+// One Queue per process (per runtime: tests run several stacks in one process).
+// It shares the runtime's command connection, which already has
+// maxRetriesPerRequest: null.
+const queues = new WeakMap<Runtime, Queue>();
+
+function queueOf(rt: Runtime): Queue {
+  let queue = queues.get(rt);
+  if (!queue) {
+    queue = new Queue(QUEUE_NAME, {
+      connection: rt.redis,
+      prefix: queuePrefix(rt.config.redisKeyPrefix),
+      defaultJobOptions: DEFAULT_JOB_OPTIONS,
+    });
+    queue.on('error', (err) => rt.log.warn({ err: err.message }, 'job queue error'));
+    queues.set(rt, queue);
+  }
+  return queue;
+}
+
+/** Enqueues a job after the change it works on has committed. */
+export async function enqueue<N extends JobName>(rt: Runtime, name: N, payload: JobPayloads[N]): Promise<void> {
+  await queueOf(rt).add(name, payload, { jobId: jobId(name, payload) });
+}
+
+/** Closes this runtime's queue, if one was opened (stack shutdown). */
+export async function closeQueue(rt: Runtime): Promise<void> {
+  const queue = queues.get(rt);
+  queues.delete(rt);
+  await queue?.close();
+}
+
+export interface JobContext {
+  /** 1 on the first run. */
+  attempt: number;
+  /** True when a failure now is final (no retry follows). */
+  lastAttempt: boolean;
+}
+
+export type JobHandler<N extends JobName> = (rt: Runtime, payload: JobPayloads[N], job: JobContext) => Promise<void>;
+
+/** Exactly one handler per job name; the worker refuses to boot otherwise. */
+export type JobHandlers = { [N in JobName]: JobHandler<N> };

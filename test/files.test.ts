@@ -1,0 +1,242 @@
+import { expect } from 'chai';
+import sharp from 'sharp';
+import { expectError, expectOk } from './support/expect.js';
+import { bucketKeys, hashOfUrl, uploadFile, waitFor } from './support/files.js';
+import { newWorkspace, stack } from './support/stack.js';
+
+const MB = 1024 * 1024;
+const LIMIT = 104_857_600;
+
+async function readyFile(key: string, id: string) {
+  const { Client } = await import('./support/client.js');
+  const client = new Client(stack().url, key);
+  return waitFor(async () => {
+    const res = await client.get(`/api/v1/files/${id}`);
+    return res.body?.data?.status !== 'processing' ? res.body.data : undefined;
+  }, `file ${id} to be processed`);
+}
+
+describe('POST /files and GET /files/{id}', function () {
+  this.timeout(120_000);
+
+  it('stores a small file and serves the same bytes back through a presigned attachment link', async () => {
+    const ws = await newWorkspace();
+    const up = await uploadFile(stack().url, { key: ws.ownerKey, data: Buffer.from('hello, files\n'), name: 'notes.txt', type: 'text/plain' });
+    const file = expectOk(up, 201).data;
+    expect(file).to.include({ name: 'notes.txt', size: 13, content_type: 'text/plain', status: 'processing', sha256: null });
+    expect(file.id).to.be.a('string');
+    expect(file.created_at).to.be.a('string');
+
+    const ready = await readyFile(ws.ownerKey, file.id);
+    expect(ready).to.include({ status: 'ready', sha256: up.sha256, content_type: 'text/plain' });
+    const got = expectOk(await ws.owner.get(`/api/v1/files/${file.id}`)).data;
+    const url = new URL(got.download_url);
+    expect(Number(url.searchParams.get('X-Amz-Expires'))).to.be.at.most(900);
+    const download = await hashOfUrl(got.download_url);
+    expect(download.status).to.equal(200);
+    expect(download.sha256).to.equal(up.sha256);
+    expect(download.headers.get('content-disposition')).to.equal('attachment; filename="notes.txt"');
+    expect(download.headers.get('content-type')).to.equal('text/plain');
+  });
+
+  it('round-trips a few megabytes byte for byte', async () => {
+    const ws = await newWorkspace();
+    const up = await uploadFile(stack().url, { key: ws.ownerKey, size: 7 * MB + 123, name: 'blob.bin' });
+    const file = expectOk(up, 201).data;
+    expect(file.size).to.equal(7 * MB + 123);
+    const ready = await readyFile(ws.ownerKey, file.id);
+    expect(ready.sha256).to.equal(up.sha256);
+    const got = (await ws.owner.get(`/api/v1/files/${file.id}`)).body.data;
+    const download = await hashOfUrl(got.download_url);
+    expect(download).to.include({ sha256: up.sha256, size: 7 * MB + 123 });
+  });
+
+  it('accepts a file of exactly 104,857,600 bytes, streamed without Content-Length', async () => {
+    const ws = await newWorkspace();
+    const up = await uploadFile(stack().url, { key: ws.ownerKey, size: LIMIT, name: 'big.bin', contentLength: false });
+    const file = expectOk(up, 201).data;
+    expect(file.size).to.equal(LIMIT);
+    const ready = await readyFile(ws.ownerKey, file.id);
+    expect(ready.sha256).to.equal(up.sha256);
+    const download = await hashOfUrl((await ws.owner.get(`/api/v1/files/${file.id}`)).body.data.download_url);
+    expect(download).to.include({ sha256: up.sha256, size: LIMIT });
+  });
+
+  for (const contentLength of [false, true]) {
+    it(`refuses 101 MB with 413 file_too_large and keeps nothing (${contentLength ? 'with' : 'without'} Content-Length)`, async () => {
+      const ws = await newWorkspace();
+      const sent = spyOnS3();
+      let up;
+      try {
+        up = await uploadFile(stack().url, { key: ws.ownerKey, size: 101 * MB, contentLength });
+      } finally {
+        sent.stop();
+      }
+      expectError(up, 413, 'file_too_large');
+      if (!contentLength) {
+        // streamed: parts were sent, then the multipart upload was aborted
+        expect(sent.names).to.include('UploadPartCommand');
+        expect(sent.names).to.include('AbortMultipartUploadCommand');
+        expect(sent.names).not.to.include('CompleteMultipartUploadCommand');
+      } else {
+        expect(sent.names, 'refused from Content-Length before any storage call').to.deep.equal([]);
+      }
+      expect(up.body.error.message).to.match(/^file: /);
+      const rows = await stack().rt.db('files').where({ workspace_id: ws.workspaceId });
+      expect(rows).to.have.length(0);
+      expect(await bucketKeys(stack(), `files/${ws.workspaceId}/`)).to.deep.equal([]);
+    });
+  }
+
+  it('refuses the file one byte over the limit', async () => {
+    const ws = await newWorkspace();
+    const up = await uploadFile(stack().url, { key: ws.ownerKey, size: LIMIT + 1, contentLength: false });
+    expectError(up, 413, 'file_too_large');
+    expect(await stack().rt.db('files').where({ workspace_id: ws.workspaceId })).to.have.length(0);
+    expect(await bucketKeys(stack(), `files/${ws.workspaceId}/`)).to.deep.equal([]);
+  });
+
+  it('answers 400 validation_error naming the field when no "file" part is sent', async () => {
+    const ws = await newWorkspace();
+    const up = await uploadFile(stack().url, { key: ws.ownerKey, data: Buffer.from('x'), field: 'document' });
+    expectError(up, 400, 'validation_error');
+    expect(up.body.error.message).to.match(/^file: /);
+    expect(await stack().rt.db('files').where({ workspace_id: ws.workspaceId })).to.have.length(0);
+  });
+
+  it('answers 415 unsupported_media_type to a body that is not multipart', async () => {
+    const ws = await newWorkspace();
+    const res = await ws.owner.post('/api/v1/files', { file: 'x' });
+    expectError(res, 415, 'unsupported_media_type');
+  });
+
+  it('answers 401 without a key and stores nothing', async () => {
+    const ws = await newWorkspace();
+    const up = await uploadFile(stack().url, { key: 'not-a-key', data: Buffer.from('x') });
+    expectError(up, 401, 'unauthorized');
+    expect(await stack().rt.db('files').where({ workspace_id: ws.workspaceId })).to.have.length(0);
+  });
+
+  it('lets every member of the workspace read a file, and nobody else (404)', async () => {
+    const ws = await newWorkspace();
+    const other = await newWorkspace();
+    const member = await ws.user();
+    const up = await uploadFile(stack().url, { key: member.key, data: Buffer.from('members only') });
+    const id = expectOk(up, 201).data.id;
+    expectOk(await ws.owner.get(`/api/v1/files/${id}`));
+    expectError(await other.owner.get(`/api/v1/files/${id}`), 404, 'not_found');
+    expectError(await ws.owner.get('/api/v1/files/00000000-0000-4000-8000-000000000000'), 404, 'not_found');
+    expectError(await ws.owner.get('/api/v1/files/not-an-id'), 404, 'not_found');
+  });
+
+  it('names a non-ASCII file in RFC 5987 form in the download', async () => {
+    const ws = await newWorkspace();
+    const name = 'résumé "final".txt';
+    const id = expectOk(await uploadFile(stack().url, { key: ws.ownerKey, data: Buffer.from('cv'), name, type: 'text/plain' }), 201).data.id;
+    const got = expectOk(await ws.owner.get(`/api/v1/files/${id}`)).data;
+    expect(got.name).to.equal(name);
+    const download = await hashOfUrl(got.download_url);
+    expect(download.headers.get('content-disposition')).to.equal(
+      `attachment; filename="r_sum_ _final_.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%22final%22.txt`,
+    );
+  });
+});
+
+describe('file.postprocess (worker)', function () {
+  this.timeout(60_000);
+
+  it('sniffs PNG bytes sent as text/plain, reads the dimensions and stores a thumbnail', async () => {
+    const ws = await newWorkspace();
+    const png = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#3366cc' } }).png().toBuffer();
+    const up = await uploadFile(stack().url, { key: ws.ownerKey, data: png, name: 'picture.txt', type: 'text/plain' });
+    const file = expectOk(up, 201).data;
+    expect(file.content_type).to.equal('text/plain'); // claimed, until sniffed
+    const ready = await readyFile(ws.ownerKey, file.id);
+    expect(ready).to.include({ status: 'ready', content_type: 'image/png', width: 640, height: 480, sha256: up.sha256 });
+    const row = await stack().rt.db('files').where({ id: file.id }).first();
+    expect(row.thumbnail_key).to.equal(`thumbnails/${ws.workspaceId}/${file.id}.webp`);
+    expect(await bucketKeys(stack(), row.thumbnail_key)).to.deep.equal([row.thumbnail_key]);
+    // the download is served with the sniffed type
+    const download = await hashOfUrl((await ws.owner.get(`/api/v1/files/${file.id}`)).body.data.download_url);
+    expect(download.headers.get('content-type')).to.equal('image/png');
+  });
+
+  it('does not keep a claimed text type for binary bytes', async () => {
+    const ws = await newWorkspace();
+    const up = await uploadFile(stack().url, { key: ws.ownerKey, data: Buffer.from([0, 1, 2, 3, 0, 255, 254]), type: 'text/html' });
+    const ready = await readyFile(ws.ownerKey, expectOk(up, 201).data.id);
+    expect(ready.content_type).to.equal('application/octet-stream');
+  });
+
+  it('keeps a claimed JSON type for text, and never a claimed image type without an image signature', async () => {
+    const ws = await newWorkspace();
+    const json = await uploadFile(stack().url, { key: ws.ownerKey, data: Buffer.from('{"a":1}'), type: 'application/json' });
+    expect((await readyFile(ws.ownerKey, json.body.data.id)).content_type).to.equal('application/json');
+    const fake = await uploadFile(stack().url, { key: ws.ownerKey, data: Buffer.from('not really'), type: 'image/png' });
+    const ready = await readyFile(ws.ownerKey, fake.body.data.id);
+    expect(ready).to.include({ status: 'ready', content_type: 'application/octet-stream', width: null });
+  });
+
+  it('marks a decompression bomb failed with a reason and makes no thumbnail', async () => {
+    const ws = await newWorkspace();
+    // 10,000 x 10,000 = 100 megapixels of one colour: a few hundred KB as PNG
+    const bomb = await sharp({ create: { width: 10_000, height: 10_000, channels: 3, background: '#000000' } })
+      .png({ compressionLevel: 9 })
+      .toBuffer();
+    const up = await uploadFile(stack().url, { key: ws.ownerKey, data: bomb, name: 'bomb.png', type: 'image/png' });
+    const ready = await readyFile(ws.ownerKey, expectOk(up, 201).data.id);
+    expect(ready.status).to.equal('failed');
+    expect(ready.failure_reason).to.match(/megapixels|pixels/);
+    expect(ready.sha256).to.equal(null);
+    const row = await stack().rt.db('files').where({ id: ready.id }).first();
+    expect(row.thumbnail_key).to.equal(null);
+  });
+
+  it('marks a truncated image failed', async () => {
+    const ws = await newWorkspace();
+    const png = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#ff0000' } }).png().toBuffer();
+    const up = await uploadFile(stack().url, { key: ws.ownerKey, data: png.subarray(0, 200), name: 'broken.png', type: 'image/png' });
+    const ready = await readyFile(ws.ownerKey, expectOk(up, 201).data.id);
+    expect(ready).to.include({ status: 'failed', content_type: 'image/png' });
+    expect(ready.failure_reason).to.be.a('string').and.not.empty;
+  });
+
+  it('announces file.ready to the uploader alone, once', async () => {
+    const ws = await newWorkspace();
+    const member = await ws.user();
+    const up = await uploadFile(stack().url, { key: member.key, data: Buffer.from('ping') });
+    const id = expectOk(up, 201).data.id;
+    await readyFile(member.key, id);
+    const events = await waitFor(async () => {
+      const found = await fileEvents(id);
+      return found.length ? found : undefined;
+    }, 'the file.ready event');
+    expect(events).to.have.length(1);
+    expect(events[0].to).to.deep.equal({ scope: 'users', workspace_id: ws.workspaceId, user_ids: [member.id] });
+    expect(events[0].data.file).to.include({ id, status: 'ready' });
+  });
+});
+
+/** Records the names of the S3 commands the stack sends meanwhile. */
+function spyOnS3() {
+  const names: string[] = [];
+  const s3 = stack().rt.s3;
+  const name = `test-spy-${Math.random()}`;
+  s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      names.push(String(context.commandName));
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  return { names, stop: () => s3.middlewareStack.remove(name) };
+}
+
+/** file.ready events for one file on the run's Redis stream. */
+export async function fileEvents(fileId: string) {
+  const s = stack();
+  const entries = (await s.rt.redis.xrange(s.rt.streamKey, '-', '+')) as [string, string[]][];
+  return entries
+    .map(([, fields]) => JSON.parse(fields[1]!))
+    .filter((e) => e.type === 'file.ready' && e.data.file.id === fileId);
+}
