@@ -62,6 +62,9 @@ export async function enqueue<N extends JobName>(rt: Runtime, name: N, payload: 
   await queueOf(rt).add(name, payload, { jobId: jobId(name, payload) });
 }
 
+/** Jobs by state, for the queue-depth gauge. */
+export const queueCounts = (rt: Runtime) => queueOf(rt).getJobCounts('waiting', 'delayed', 'active', 'failed');
+
 /** Closes this runtime's queue, if one was opened (stack shutdown). */
 export async function closeQueue(rt: Runtime): Promise<void> {
   const queue = queues.get(rt);

@@ -29,6 +29,13 @@ export function createMetrics() {
       help: 'Events written to the Redis stream',
       registers: [registry],
     }),
+    jobDuration: new client.Histogram({
+      name: 'axid_job_duration_seconds',
+      help: 'Worker job run time by job name and outcome',
+      labelNames: ['job', 'outcome'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 15, 60],
+      registers: [registry],
+    }),
   };
   return m;
 }

@@ -1,7 +1,8 @@
 // The worker role: BullMQ consumer of the one job queue. Refuses to boot when
 // a job has no handler (or a handler no job); finishes jobs in flight on close.
 import { Worker, type Job } from 'bullmq';
-import { JOB_NAMES, QUEUE_NAME, queuePrefix, type JobHandlers, type JobName } from '../../shared/jobs.js';
+import client from 'prom-client';
+import { JOB_NAMES, QUEUE_NAME, queueCounts, queuePrefix, type JobHandlers, type JobName } from '../../shared/jobs.js';
 import { createRedis } from '../../shared/redis.js';
 import type { Runtime } from '../../shared/runtime.js';
 import { handlers as defaultHandlers } from './handlers.js';
@@ -43,12 +44,18 @@ export async function startWorker(rt: Runtime, o: WorkerOptions) {
       if (!handler) throw new Error(`no handler for job ${job.name}`);
       const attempts = job.opts.attempts ?? 1;
       const attempt = job.attemptsMade + 1;
-      const started = Date.now();
-      await (handler as (rt: Runtime, p: unknown, c: { attempt: number; lastAttempt: boolean }) => Promise<void>)(rt, job.data, {
-        attempt,
-        lastAttempt: attempt >= attempts,
-      });
-      rt.log.debug({ job: job.name, id: job.id, attempt, ms: Date.now() - started }, 'job done');
+      const timer = rt.metrics.jobDuration.startTimer({ job: job.name });
+      try {
+        await (handler as (rt: Runtime, p: unknown, c: { attempt: number; lastAttempt: boolean }) => Promise<void>)(rt, job.data, {
+          attempt,
+          lastAttempt: attempt >= attempts,
+        });
+        timer({ outcome: 'completed' });
+      } catch (err) {
+        timer({ outcome: 'failed' });
+        throw err;
+      }
+      rt.log.debug({ job: job.name, id: job.id, attempt }, 'job done');
     },
     {
       connection,
@@ -65,10 +72,23 @@ export async function startWorker(rt: Runtime, o: WorkerOptions) {
   worker.on('error', (err) => rt.log.warn({ err: err.message }, 'worker error'));
   await worker.waitUntilReady();
 
+  // Queue depth is read when /metrics is scraped, not polled.
+  new client.Gauge({
+    name: 'axid_queue_depth',
+    help: 'Jobs waiting, delayed or active in the queue',
+    labelNames: ['state'] as const,
+    registers: [rt.metrics.registry],
+    async collect() {
+      const counts = await queueCounts(rt);
+      for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
+    },
+  });
+
   return {
     worker,
     /** Waits for the jobs in flight, then lets go of Redis. */
     async close() {
+      rt.metrics.registry.removeSingleMetric('axid_queue_depth');
       await worker.close();
       await connection.quit().catch(() => connection.disconnect());
     },
