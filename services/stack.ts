@@ -18,6 +18,9 @@ import { closeQueue } from '../shared/jobs.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetrics } from '../shared/metrics.js';
 import { OutboxRelay } from '../shared/outbox-relay.js';
+import { AccessCache } from '../shared/access-cache.js';
+import { onCommittedEvents } from '../shared/events.js';
+import { StreamReader } from '../shared/stream-reader.js';
 import { createRedis, keys } from '../shared/redis.js';
 import type { Runtime } from '../shared/runtime.js';
 import { apiRoutes } from './api/routes.js';
@@ -57,6 +60,8 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
     s3,
     streamKey: keys(config.redisKeyPrefix).events,
     metrics: createMetrics(),
+    // Enabled below once the process has an event reader to keep it fresh.
+    access: new AccessCache(config.roles.includes('api')),
     async ready() {
       try {
         await Promise.all([db.raw('SELECT 1'), redis.ping()]);
@@ -86,7 +91,16 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       : null;
   relay?.start();
 
-  const gateway = roles.has('gateway') ? createGateway(rt, { databaseUrl: deps.databaseUrl, redisUrl: deps.redisUrl }) : null;
+  // One event reader per process, shared by the gateway (fan-out) and the API (cache invalidation).
+  const reader =
+    roles.has('api') || roles.has('gateway')
+      ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: rt.streamKey, log, blockMs: 5_000 })
+      : null;
+  reader?.subscribe((event) => rt.access.onEvent(event));
+  const stopLocalInvalidation = onCommittedEvents((events) => events.forEach((e) => rt.access.onEvent(e)));
+  reader?.start();
+  await reader?.ready();
+  const gateway = roles.has('gateway') ? createGateway(rt, { databaseUrl: deps.databaseUrl, redisUrl: deps.redisUrl, reader: reader! }) : null;
   const worker = roles.has('worker') ? await startWorker(rt, { redisUrl: deps.redisUrl }) : null;
 
   const app = new Koa<AppState>({ proxy: true });
@@ -121,6 +135,8 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       await serverClosed;
       clearTimeout(hardStop);
       await relay?.stop();
+      stopLocalInvalidation();
+      await reader?.stop();
       await closeQueue(rt);
       await redis.quit().catch(() => redis.disconnect());
       await db.destroy();

@@ -2,6 +2,7 @@
 // are 256-bit random, so a slow hash buys nothing), resolved to the caller.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from './db/knex.js';
+import type { AccessCache } from './access-cache.js';
 import { AppError } from './errors.js';
 
 export type WorkspaceRole = 'owner' | 'admin' | 'member';
@@ -34,11 +35,15 @@ export function bearerToken(header: string | undefined): string | undefined {
 const unauthorized = () => new AppError('unauthorized', 'a valid API key is required: send Authorization: Bearer <API_KEY>');
 
 /** Resolves a presented key to its caller, or throws 401 unauthorized / key_expired. */
-export async function authenticate(db: Db, token: string | undefined): Promise<Actor> {
+export async function authenticate(db: Db, token: string | undefined, cache?: AccessCache): Promise<Actor> {
   if (!token) throw unauthorized();
+  const keyHash = hashKey(token);
+  const cached = cache?.getActor(keyHash);
+  if (cached) return cached;
+  const mark = cache?.mark() ?? 0;
   const row = await db('api_keys as k')
     .join('users as u', 'u.id', 'k.user_id')
-    .where('k.key_hash', hashKey(token))
+    .where('k.key_hash', keyHash)
     .first(
       'k.id as key_id',
       'k.expires_at',
@@ -53,7 +58,9 @@ export async function authenticate(db: Db, token: string | undefined): Promise<A
   if (row.expires_at && new Date(row.expires_at).getTime() <= Date.now()) {
     throw new AppError('key_expired', 'this API key has expired: create a new one');
   }
-  return { keyId: row.key_id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, isAgent: row.is_agent };
+  const actor: Actor = { keyId: row.key_id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, isAgent: row.is_agent };
+  cache?.setActor(mark, keyHash, actor, row.expires_at ? new Date(row.expires_at) : null);
+  return actor;
 }
 
 export interface ApiKeyRow {

@@ -2,7 +2,7 @@
 // (an outbox row, committed or rolled back with the change); the relay moves
 // them to the Redis stream in commit order. Ephemeral events (typing) skip the
 // outbox and go straight to the stream.
-import type { Db } from './db/knex.js';
+import type { Db, Knex } from './db/knex.js';
 import type { Redis } from './redis.js';
 
 export const EVENT_TYPES = [
@@ -51,11 +51,35 @@ export interface AxidEvent {
 
 export const OUTBOX_CHANNEL = 'axid_outbox';
 
+type CommitListener = (events: AxidEvent[]) => void;
+const commitListeners = new Set<CommitListener>();
+
+/**
+ * Runs a listener for the events of every transaction this process commits,
+ * right after the commit and before the request answers (the access cache
+ * drops what they change). Returns the unsubscribe function.
+ */
+export function onCommittedEvents(listener: CommitListener): () => void {
+  commitListeners.add(listener);
+  return () => commitListeners.delete(listener);
+}
+
+function afterCommit(trx: Db, events: AxidEvent[]) {
+  if (commitListeners.size === 0) return;
+  const fire = () => {
+    for (const listener of commitListeners) listener(events);
+  };
+  const t = trx as Knex.Transaction;
+  if (t.isTransaction && t.executionPromise) void t.executionPromise.then(fire, () => undefined);
+  else fire(); // autocommit: the insert was the commit
+}
+
 /** Records events in the caller's transaction; they are published after commit. */
 export async function recordEvents(trx: Db, events: AxidEvent[]): Promise<void> {
   if (events.length === 0) return;
   await trx('outbox').insert(events.map((event) => ({ event: JSON.stringify(event) })));
   await trx.raw('SELECT pg_notify(?, ?)', [OUTBOX_CHANNEL, '']);
+  afterCommit(trx, events);
 }
 
 export const recordEvent = (trx: Db, event: AxidEvent) => recordEvents(trx, [event]);

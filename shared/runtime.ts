@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { AccessCache } from './access-cache.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
@@ -15,6 +16,8 @@ export interface Runtime {
   streamKey: string;
   metrics: Metrics;
   s3: S3Client;
+  /** Cached key → caller and channel access, dropped by the events that change them. */
+  access: AccessCache;
   /** Resolves true when Postgres and Redis answer. */
   ready(): Promise<boolean>;
 }

@@ -35,10 +35,10 @@ describe('/api-keys', () => {
   it('answers 401 key_expired for an expired key and 401 unauthorized for a revoked one', async () => {
     const ws = await newWorkspace();
     const expiring = expectOk(await ws.owner.post('/api/v1/api-keys', { name: 'short', expires_at: new Date(Date.now() + 60_000).toISOString() }), 201);
-    const client = new Client(stack().url, expiring.data.key);
-    expectOk(await client.get('/api/v1/users/me'));
-    // move its expiry into the past rather than waiting for it
+    // Move its expiry into the past rather than waiting for it (before its first
+    // use: a key in use is cached until its own expires_at, which this bypasses).
     await stack().rt.db('api_keys').where({ id: expiring.data.id }).update({ expires_at: new Date(Date.now() - 1000) });
+    const client = new Client(stack().url, expiring.data.key);
     expectError(await client.get('/api/v1/users/me'), 401, 'key_expired');
 
     const revocable = expectOk(await ws.owner.post('/api/v1/api-keys', { name: 'gone' }), 201);

@@ -10,7 +10,7 @@ import type { Runtime } from '../../shared/runtime.js';
 import { SseConnection } from './connection.js';
 import { Hub, encodeFrame, type Ticket } from './hub.js';
 import { gatewayMetrics } from './metrics.js';
-import { StreamReader, entryTime } from './stream-reader.js';
+import { StreamReader, entryTime } from '../../shared/stream-reader.js';
 
 export const STREAM_PATH = '/api/v1/stream';
 
@@ -23,6 +23,8 @@ export interface GatewayOptions {
   maxQueueBytes?: number;
   /** How long one XREAD blocks before it is issued again. */
   readBlockMs?: number;
+  /** The process's event reader, when the stack shares one; else the gateway opens its own. */
+  reader?: StreamReader;
 }
 
 const KEEP_ALIVE = Buffer.from(': keep-alive\n\n');
@@ -37,16 +39,12 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     return rows.map((r) => r.channel_id);
   });
 
-  const reader = new StreamReader({
-    redisUrl: o.redisUrl,
-    streamKey: rt.streamKey,
-    log: rt.log,
-    blockMs: o.readBlockMs ?? 5_000,
-    onEvent(event, id) {
-      metrics.received.inc();
-      metrics.lag.set(Math.max(0, Date.now() - entryTime(id)));
-      hub.route(event);
-    },
+  const ownReader = !o.reader;
+  const reader = o.reader ?? new StreamReader({ redisUrl: o.redisUrl, streamKey: rt.streamKey, log: rt.log, blockMs: o.readBlockMs ?? 5_000 });
+  reader.subscribe((event, id) => {
+    metrics.received.inc();
+    metrics.lag.set(Math.max(0, Date.now() - entryTime(id)));
+    hub.route(event);
   });
   reader.start();
 
@@ -61,7 +59,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     if (ctx.path !== STREAM_PATH) return next();
     if (ctx.method !== 'GET') return next();
     // Errors here (401, key_expired) are rendered as the JSON envelope.
-    const actor = await authenticate(rt.db, bearerToken(ctx.get('authorization')));
+    const actor = await authenticate(rt.db, bearerToken(ctx.get('authorization')), rt.access);
     const info = { keyId: actor.keyId, userId: actor.userId, workspaceId: actor.workspaceId };
     const ticket = hub.reserve(info);
     try {
@@ -157,7 +155,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
       closing = true;
       clearInterval(keepAlive);
       hub.endAll();
-      await reader.stop();
+      if (ownReader) await reader.stop();
     },
     /** Resolves once the reader knows where it starts (tests). */
     ready: () => reader.ready(),

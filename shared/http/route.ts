@@ -94,7 +94,7 @@ export class RouteTable {
     });
     if ((spec.auth ?? 'key') === 'key') {
       chain.push(async (ctx, next) => {
-        ctx.state.actor = await authenticate(ctx.state.rt.db, bearerToken(ctx.get('authorization')));
+        ctx.state.actor = await authenticate(ctx.state.rt.db, bearerToken(ctx.get('authorization')), ctx.state.rt.access);
         await next();
       });
     }

@@ -5,6 +5,7 @@
 // 404 not_found, so a response never tells whether something is there.
 import type { Actor } from '../../../../shared/auth.js';
 import type { Db } from '../../../../shared/db/knex.js';
+import type { AccessCache } from '../../../../shared/access-cache.js';
 import { notFound } from '../../../../shared/errors.js';
 import { isUuid } from '../../../../shared/ids.js';
 import type { ChannelRow } from './channels.presenter.js';
@@ -37,8 +38,19 @@ export async function findWithMembership(db: Db, actor: Actor, channelId: string
  * caller may read it: public channels of the caller's workspace, private ones
  * and conversations only for their members. Anything else: the same 404.
  */
-export async function requireReadable(db: Db, actor: Actor, channelId: string, kind: ChannelKind = 'channel'): Promise<Readable> {
-  const found = await findWithMembership(db, actor, channelId);
+export async function requireReadable(
+  db: Db,
+  actor: Actor,
+  channelId: string,
+  kind: ChannelKind = 'channel',
+  cache?: AccessCache,
+): Promise<Readable> {
+  let found = cache?.getAccess(channelId, actor.userId) as Readable | undefined;
+  if (!found) {
+    const mark = cache?.mark() ?? 0;
+    found = await findWithMembership(db, actor, channelId);
+    if (found) cache?.setAccess(mark, channelId, actor.userId, found);
+  }
   if (!found) throw hiddenError(kind);
   const isChannel = found.channel.kind === 'channel';
   if (isChannel !== (kind === 'channel')) throw hiddenError(kind);

@@ -110,7 +110,7 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
 }
 
 export async function createMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, body: PostMessageInput) {
-  const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind);
+  const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   if (!canParticipate(isMember)) throw joinFirst(kind);
   return postMessage(rt, {
     workspaceId: actor.workspaceId,
@@ -132,7 +132,7 @@ async function present(rt: Runtime, rows: MessageRow[]) {
 }
 
 export async function listMessages(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, q: ListMessagesInput) {
-  const { channel } = await requireReadable(rt.db, actor, channelId, kind);
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   const before = decodeCursor(q.cursor);
   if (q.thread_id && !(await store.isRootOf(rt.db, channel.id, q.thread_id))) throw badThread();
   const rows = await store.listMessages(rt.db, { channelId: channel.id, threadId: q.thread_id, before, limit: q.limit });
@@ -151,12 +151,12 @@ async function presentOne(rt: Runtime, row: MessageRow) {
 }
 
 export async function getMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string) {
-  const { channel } = await requireReadable(rt.db, actor, channelId, kind);
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   return presentOne(rt, await requireMessage(rt, channel.id, messageId));
 }
 
 export async function updateMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, body: UpdateMessageInput) {
-  const { channel } = await requireReadable(rt.db, actor, channelId, kind);
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   const existing = await requireMessage(rt, channel.id, messageId);
   if (!canEditMessage(actor, existing)) throw forbidden('only the author edits a message');
   const patch: Record<string, unknown> = {};
@@ -180,7 +180,7 @@ export async function updateMessage(rt: Runtime, actor: Actor, channelId: string
 }
 
 export async function deleteMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string) {
-  const { channel } = await requireReadable(rt.db, actor, channelId, kind);
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   const existing = await requireMessage(rt, channel.id, messageId);
   if (!canDeleteMessage(actor, existing)) throw forbidden('only the author, an admin or an owner deletes a message');
   await rt.db.transaction(async (trx) => {
@@ -204,7 +204,7 @@ function checkEmoji(emoji: string) {
 
 /** Adds a reaction; `created` is false (and nothing is emitted) when the user had already added it. */
 export async function addReaction(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, emoji: string) {
-  const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind);
+  const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   if (!canParticipate(isMember)) throw joinFirst(kind);
   const message = await requireMessage(rt, channel.id, messageId);
   checkEmoji(emoji);
@@ -227,7 +227,7 @@ export async function addReaction(rt: Runtime, actor: Actor, channelId: string, 
 }
 
 export async function removeReaction(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, emoji: string) {
-  const { channel } = await requireReadable(rt.db, actor, channelId, kind);
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   const message = await requireMessage(rt, channel.id, messageId);
   checkEmoji(emoji);
   await rt.db.transaction(async (trx) => {
@@ -244,7 +244,7 @@ export async function removeReaction(rt: Runtime, actor: Actor, channelId: strin
 
 /** Typing: nothing stored, an ephemeral event to the channel's members. */
 export async function sendTyping(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind) {
-  const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind);
+  const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   if (!canParticipate(isMember)) throw joinFirst(kind);
   await publishEphemeral(rt.redis, rt.streamKey, {
     type: 'typing',

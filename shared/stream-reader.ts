@@ -1,19 +1,19 @@
-// The gateway's one upstream: a dedicated Redis connection doing plain
+// A process's one upstream of events: a dedicated Redis connection doing plain
 // XREAD BLOCK over the event stream (no consumer group: every replica reads
 // everything). It remembers the last entry id it saw and, after a lost
-// connection, reads on from there, so clients that stayed connected miss
-// nothing.
-import type { AxidEvent } from '../../shared/events.js';
-import type { Logger } from '../../shared/logger.js';
-import { createRedis, type Redis } from '../../shared/redis.js';
+// connection, reads on from there, so subscribers miss nothing. The gateway
+// fans events out to streams; the API drops cached access the events change.
+import type { AxidEvent } from './events.js';
+import type { Logger } from './logger.js';
+import { createRedis, type Redis } from './redis.js';
 
 export interface StreamReaderOptions {
   redisUrl: string;
   streamKey: string;
   log: Logger;
   blockMs: number;
-  /** Called once per entry, in stream order. */
-  onEvent(event: AxidEvent, entryId: string): void;
+  /** Called once per entry, in stream order (more listeners: subscribe()). */
+  onEvent?(event: AxidEvent, entryId: string): void;
 }
 
 const BATCH = 1000;
@@ -28,11 +28,18 @@ export class StreamReader {
   private loop: Promise<void> | null = null;
   private started: Promise<void>;
   private markStarted!: () => void;
+  private readonly listeners: ((event: AxidEvent, entryId: string) => void)[] = [];
 
   constructor(private readonly o: StreamReaderOptions) {
-    this.redis = createRedis(o.redisUrl, 'axid-gateway-reader');
-    this.redis.on('error', (err) => o.log.debug({ err: err.message }, 'gateway reader: redis connection error'));
+    this.redis = createRedis(o.redisUrl, 'axid-event-reader');
+    this.redis.on('error', (err) => o.log.debug({ err: err.message }, 'event reader: redis connection error'));
     this.started = new Promise((resolve) => (this.markStarted = resolve));
+    if (o.onEvent) this.listeners.push(o.onEvent.bind(o));
+  }
+
+  /** Adds a listener called once per entry, in stream order. */
+  subscribe(listener: (event: AxidEvent, entryId: string) => void): void {
+    this.listeners.push(listener);
   }
 
   /** Starts reading from the current end of the stream. */
@@ -75,7 +82,7 @@ export class StreamReader {
         }
       } catch (err) {
         if (this.stopped) break;
-        this.o.log.warn({ err: (err as Error).message }, 'gateway reader: retrying');
+        this.o.log.warn({ err: (err as Error).message }, 'event reader: retrying');
         await new Promise((resolve) => setTimeout(resolve, backoff));
         backoff = Math.min(backoff * 2, 2000);
       }
@@ -89,17 +96,19 @@ export class StreamReader {
     try {
       event = JSON.parse(fields[i + 1] as string) as AxidEvent;
     } catch {
-      this.o.log.warn({ id }, 'gateway reader: skipped an entry that is not JSON');
+      this.o.log.warn({ id }, 'event reader: skipped an entry that is not JSON');
       return;
     }
     if (!event || typeof event.type !== 'string' || !event.to || typeof event.to.workspace_id !== 'string') {
-      this.o.log.warn({ id }, 'gateway reader: skipped an entry without type or address');
+      this.o.log.warn({ id }, 'event reader: skipped an entry without type or address');
       return;
     }
-    try {
-      this.o.onEvent(event, id);
-    } catch (err) {
-      this.o.log.error({ err, id, type: event.type }, 'gateway reader: routing an event failed');
+    for (const listener of this.listeners) {
+      try {
+        listener(event, id);
+      } catch (err) {
+        this.o.log.error({ err, id, type: event.type }, 'event reader: a listener failed');
+      }
     }
   }
 }

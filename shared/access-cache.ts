@@ -1,0 +1,124 @@
+// Caches the two lookups every API request makes before its real work: which
+// caller a key belongs to, and whether that caller may read a channel. Entries
+// are dropped by the events that change them — at once in the process that
+// made the change, and in every other replica when the event reaches its
+// stream reader — with a short lifetime as a backstop. Without a stream
+// reader (a worker-only process) nothing is cached.
+import type { Actor } from './auth.js';
+import type { AxidEvent } from './events.js';
+
+const TTL_MS = 30_000;
+const MAX_ENTRIES = 50_000;
+
+interface Entry<T> {
+  value: T;
+  until: number;
+}
+
+export interface ChannelAccess {
+  channel: object;
+  isMember: boolean;
+}
+
+const INVALIDATING = new Set<string>([
+  'api_key.revoked',
+  'member.removed',
+  'member.updated',
+  'channel.member_added',
+  'channel.member_removed',
+  'channel.updated',
+]);
+
+export class AccessCache {
+  private readonly actors = new Map<string, Entry<Actor>>();
+  private readonly access = new Map<string, Entry<ChannelAccess>>();
+  /**
+   * Bumped by every invalidation. A lookup notes it before reading the
+   * database and caches its answer only if no invalidation happened
+   * meanwhile, so a read that raced a change never outlives it.
+   */
+  private generation = 0;
+
+  constructor(readonly enabled: boolean) {}
+
+  /** Call before the database read whose answer set*() will cache. */
+  mark(): number {
+    return this.generation;
+  }
+
+  getActor(keyHash: string): Actor | undefined {
+    return this.read(this.actors, keyHash);
+  }
+
+  /** Caches an actor until the key expires or the lifetime ends, whichever comes first. */
+  setActor(mark: number, keyHash: string, actor: Actor, keyExpiresAt: Date | null): void {
+    const until = Math.min(Date.now() + TTL_MS, keyExpiresAt ? keyExpiresAt.getTime() : Infinity);
+    this.write(mark, this.actors, keyHash, actor, until);
+  }
+
+  getAccess(channelId: string, userId: string): ChannelAccess | undefined {
+    return this.read(this.access, `${channelId}:${userId}`);
+  }
+
+  setAccess(mark: number, channelId: string, userId: string, value: ChannelAccess): void {
+    this.write(mark, this.access, `${channelId}:${userId}`, value, Date.now() + TTL_MS);
+  }
+
+  /** Drops what an event makes stale. Called for local commits and for every event read from the stream. */
+  onEvent(event: Pick<AxidEvent, 'type' | 'data'>): void {
+    const data = event.data as Record<string, unknown>;
+    if (INVALIDATING.has(event.type)) this.generation++;
+    switch (event.type) {
+      case 'api_key.revoked':
+        this.dropActors((a) => a.keyId === data.key_id);
+        break;
+      case 'member.removed':
+        this.dropActors((a) => a.userId === data.user_id);
+        this.dropAccess((key) => key.endsWith(`:${String(data.user_id)}`));
+        break;
+      case 'member.updated':
+        this.dropActors((a) => a.userId === (data.user as { id?: string } | undefined)?.id);
+        break;
+      case 'channel.member_added':
+      case 'channel.member_removed':
+        this.access.delete(`${String(data.channel_id)}:${String(data.user_id)}`);
+        break;
+      case 'channel.updated': {
+        const id = (data.channel as { id?: string } | undefined)?.id;
+        this.dropAccess((key) => key.startsWith(`${id}:`));
+        break;
+      }
+      default:
+    }
+  }
+
+  clear(): void {
+    this.actors.clear();
+    this.access.clear();
+  }
+
+  private read<T>(map: Map<string, Entry<T>>, key: string): T | undefined {
+    if (!this.enabled) return undefined;
+    const entry = map.get(key);
+    if (!entry) return undefined;
+    if (entry.until <= Date.now()) {
+      map.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  private write<T>(mark: number, map: Map<string, Entry<T>>, key: string, value: T, until: number): void {
+    if (!this.enabled || mark !== this.generation) return;
+    if (map.size >= MAX_ENTRIES) map.clear(); // crude bound: a refill costs one query per key
+    map.set(key, { value, until });
+  }
+
+  private dropActors(match: (a: Actor) => boolean): void {
+    for (const [key, entry] of this.actors) if (match(entry.value)) this.actors.delete(key);
+  }
+
+  private dropAccess(match: (key: string) => boolean): void {
+    for (const key of this.access.keys()) if (match(key)) this.access.delete(key);
+  }
+}
