@@ -8,6 +8,16 @@ export interface Response {
   headers: Headers;
 }
 
+/** Every response the suite receives, checked against the OpenAPI document at the end of the run. */
+export interface RecordedResponse {
+  method: string;
+  path: string;
+  status: number;
+  contentType: string;
+  body: unknown;
+}
+export const recordedResponses: RecordedResponse[] = [];
+
 export class Client {
   constructor(
     readonly baseUrl: string,
@@ -34,6 +44,9 @@ export class Client {
     const text = await res.text();
     let parsed: unknown = undefined;
     if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    if (text.length < 100_000) {
+      recordedResponses.push({ method, path: path.split('?')[0]!, status: res.status, contentType: res.headers.get('content-type') ?? '', body: parsed });
+    }
     return { status: res.status, body: parsed, text, headers: res.headers };
   }
 
