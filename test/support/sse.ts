@@ -2,6 +2,7 @@
 // wire format) and parses frames, and the `eventsource` package.
 import http from 'node:http';
 import { EventSource } from 'eventsource';
+import { EVENT_TYPES, INTERNAL_EVENT_TYPES } from '../../shared/events.js';
 
 export interface Frame {
   event: string;
@@ -158,27 +159,8 @@ export interface EsStream {
   close(): void;
 }
 
-const ALL_TYPES = [
-  'init',
-  'message.created',
-  'message.updated',
-  'message.deleted',
-  'reaction.added',
-  'reaction.removed',
-  'typing',
-  'channel.created',
-  'channel.updated',
-  'channel.member_added',
-  'channel.member_removed',
-  'dm.created',
-  'user.created',
-  'user.updated',
-  'member.updated',
-  'member.removed',
-  'file.ready',
-  'presence.updated',
-  'api_key.revoked',
-];
+// Listens for internal types too, to prove they never arrive.
+const ALL_TYPES = ['init', ...EVENT_TYPES, ...INTERNAL_EVENT_TYPES];
 
 /** An `eventsource` client (the package browsers' polyfills use); resolves after init. */
 export function openEventSource(baseUrl: string, key: string): Promise<EsStream> {
