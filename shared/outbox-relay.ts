@@ -13,6 +13,8 @@ import type { Metrics } from './metrics.js';
 const RELAY_LOCK_KEY = 0x41584945;
 const BATCH = 500;
 const POLL_MS = 1000;
+/** How long stop() waits for a drain in flight (it waits on Redis while Redis is away). */
+const STOP_WAIT_MS = 2000;
 
 export interface RelayOptions {
   db: Knex;
@@ -61,7 +63,14 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.draining?.catch(() => undefined);
+    // Rows not yet deleted stay in the outbox for the next relay: nothing is lost
+    // by not waiting for a Redis that does not answer.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.draining?.catch(() => undefined),
+      new Promise((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
     await this.client?.end().catch(() => undefined);
     this.client = null;
   }

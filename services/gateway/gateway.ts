@@ -1,15 +1,166 @@
+// The gateway role: GET /api/v1/stream as server-sent events (contract §6).
+// One Redis reader per process feeds a local routing index (hub.ts); each
+// frame is encoded once per event and written to every connection that may
+// see it, through a bounded per-connection buffer.
 import type { Next } from 'koa';
+import { authenticate, bearerToken } from '../../shared/auth.js';
+import { AppError } from '../../shared/errors.js';
 import type { AppContext } from '../../shared/http/context.js';
 import type { Runtime } from '../../shared/runtime.js';
+import { SseConnection } from './connection.js';
+import { Hub, encodeFrame, type Ticket } from './hub.js';
+import { gatewayMetrics } from './metrics.js';
+import { StreamReader, entryTime } from './stream-reader.js';
 
-// Placeholder until the realtime issue lands: the stream route answers 501.
-export function createGateway(_rt: Runtime, _o: { databaseUrl: string; redisUrl: string }) {
-  return {
-    async middleware(ctx: AppContext, next: Next) {
-      if (ctx.path !== '/api/v1/stream') return next();
-      ctx.status = 501;
-      ctx.body = { error: { code: 'not_implemented', message: 'the stream is not available yet' } };
+export const STREAM_PATH = '/api/v1/stream';
+
+export interface GatewayOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  /** How often a comment line keeps idle streams open (the contract asks for at most 20 s). */
+  keepAliveMs?: number;
+  /** Bytes a client may fall behind before its stream is cut off. */
+  maxQueueBytes?: number;
+  /** How long one XREAD blocks before it is issued again. */
+  readBlockMs?: number;
+}
+
+const KEEP_ALIVE = Buffer.from(': keep-alive\n\n');
+
+export function createGateway(rt: Runtime, o: GatewayOptions) {
+  const keepAliveMs = o.keepAliveMs ?? 15_000;
+  const maxQueueBytes = o.maxQueueBytes ?? 1024 * 1024;
+  const metrics = gatewayMetrics(rt.metrics);
+
+  const hub = new Hub(async (userId) => {
+    const rows: { channel_id: string }[] = await rt.db('channel_members').where({ user_id: userId }).select('channel_id');
+    return rows.map((r) => r.channel_id);
+  });
+
+  const reader = new StreamReader({
+    redisUrl: o.redisUrl,
+    streamKey: rt.streamKey,
+    log: rt.log,
+    blockMs: o.readBlockMs ?? 5_000,
+    onEvent(event, id) {
+      metrics.received.inc();
+      metrics.lag.set(Math.max(0, Date.now() - entryTime(id)));
+      hub.route(event);
     },
-    async close() {},
+  });
+  reader.start();
+
+  const keepAlive = setInterval(() => {
+    for (const conn of [...hub.connections()]) conn.send(KEEP_ALIVE, false);
+  }, keepAliveMs);
+  keepAlive.unref();
+
+  let closing = false;
+
+  async function middleware(ctx: AppContext, next: Next): Promise<void> {
+    if (ctx.path !== STREAM_PATH) return next();
+    if (ctx.method !== 'GET') return next();
+    // Errors here (401, key_expired) are rendered as the JSON envelope.
+    const actor = await authenticate(rt.db, bearerToken(ctx.get('authorization')));
+    const info = { keyId: actor.keyId, userId: actor.userId, workspaceId: actor.workspaceId };
+    const ticket = hub.reserve(info);
+    try {
+      await openStream(ctx, ticket);
+    } finally {
+      hub.release(ticket);
+    }
+  }
+
+  async function openStream(ctx: AppContext, ticket: Ticket): Promise<void> {
+    const { info } = ticket;
+    // Read after the ticket exists, and only while the key and the user are
+    // still valid: a revocation committed after this read cancels the ticket.
+    const snapshot = await rt
+      .db('api_keys as k')
+      .join('users as u', 'u.id', 'k.user_id')
+      .join('workspaces as w', 'w.id', 'u.workspace_id')
+      .where('k.id', info.keyId)
+      .whereNull('k.revoked_at')
+      .whereNull('u.deactivated_at')
+      .first(
+        'u.id',
+        'u.name',
+        'u.display_name',
+        'u.avatar_url',
+        'u.role',
+        'u.is_agent',
+        'u.created_at',
+        'w.id as w_id',
+        'w.name as w_name',
+        'w.settings as w_settings',
+        'w.created_at as w_created_at',
+      );
+    if (closing) throw new AppError('service_unavailable', 'this gateway is shutting down: reconnect');
+    if (!snapshot || ticket.cancelled) throw new AppError('unauthorized', 'a valid API key is required: send Authorization: Bearer <API_KEY>');
+
+    // From here on the response is ours: headers already set on ctx (feature
+    // level, request id, rate limits) were set on ctx.res and go out with it.
+    ctx.respond = false;
+    ctx.status = 200;
+    const res = ctx.res;
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache',
+      'X-Accel-Buffering': 'no',
+      Connection: 'keep-alive',
+    });
+    res.flushHeaders();
+    ctx.req.socket.setNoDelay(true);
+    ctx.req.socket.setTimeout(0);
+
+    const conn = new SseConnection(
+      info,
+      res,
+      maxQueueBytes,
+      metrics,
+    );
+    const init = encodeFrame('init', {
+      presence: {},
+      user: {
+        id: snapshot.id,
+        name: snapshot.name,
+        display_name: snapshot.display_name,
+        avatar_url: snapshot.avatar_url,
+        role: snapshot.role,
+        is_agent: snapshot.is_agent,
+        created_at: snapshot.created_at,
+      },
+      workspace: {
+        id: snapshot.w_id,
+        name: snapshot.w_name,
+        settings: { max_users: snapshot.w_settings?.max_users ?? null },
+        created_at: snapshot.w_created_at,
+      },
+    });
+    try {
+      await hub.attach(conn, ticket, () => {
+        conn.send(init, false);
+        metrics.connections.inc();
+        conn.onEnd(() => metrics.connections.dec());
+      });
+    } catch (err) {
+      rt.log.error({ err, req_id: ctx.state.requestId }, 'stream: loading memberships failed');
+      conn.end();
+    }
+    if (closing) conn.end();
+  }
+
+  return {
+    middleware,
+    /** Ends every stream cleanly, stops the reader and closes its connection. */
+    async close() {
+      closing = true;
+      clearInterval(keepAlive);
+      hub.endAll();
+      await reader.stop();
+    },
+    /** Resolves once the reader knows where it starts (tests). */
+    ready: () => reader.ready(),
+    hub,
   };
 }

@@ -15,6 +15,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
   const e = err as { status?: number; statusCode?: number; expose?: boolean; type?: string; message?: string };
+  // co-body (under koa-body) throws a SyntaxError with status 400 and no type for bad JSON.
   if (e?.type === 'entity.parse.failed' || (err instanceof SyntaxError && e.status === 400)) return new AppError('validation_error', 'body: malformed JSON');
   if (e?.type === 'entity.too.large') return new AppError('payload_too_large', 'the request body is too large');
   const code = e?.status !== undefined ? CODE_BY_STATUS[e.status] : undefined;

@@ -26,6 +26,9 @@ export function rateLimit(rt: Runtime) {
     points,
     duration,
     // A Redis blip must not turn into an outage: count locally meanwhile.
+    // Without rejectIfRedisNotReady a command would wait in ioredis's offline
+    // queue (maxRetriesPerRequest: null) and the request would hang until Redis returns.
+    rejectIfRedisNotReady: true,
     insuranceLimiter: new RateLimiterMemory({ points, duration }),
   });
 

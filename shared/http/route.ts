@@ -44,6 +44,15 @@ type Handler<P, Q, B> = (req: RouteRequest<P, Q, B>) => unknown | Promise<unknow
 
 const JSON_LIMIT = '1mb';
 
+/** A handler result whose status depends on the outcome (201 created, 200 already there). */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
+}
+
+
 /** Names the field at fault: `content_json.content.3.attrs.props.buttons.1.url: must start with https://`. */
 export function describeIssues(error: z.ZodError, where?: string): string {
   return error.issues
@@ -119,6 +128,11 @@ export class RouteTable {
       const result = await handler(request);
       if (result === undefined) {
         ctx.status = 204;
+        return;
+      }
+      if (result instanceof Reply) {
+        ctx.status = result.status;
+        ctx.body = result.body;
         return;
       }
       ctx.status = spec.status ?? 200;

@@ -1,0 +1,46 @@
+import { presentUser, type UserRow } from '../users/users.presenter.js';
+
+export interface ChannelRow {
+  id: string;
+  seq: number;
+  workspace_id: string;
+  kind: 'channel' | 'dm' | 'group_dm';
+  name: string | null;
+  description: string;
+  is_private: boolean;
+  is_default: boolean;
+  parent_channel_id: string | null;
+  team_id: string | null;
+  member_key: string | null;
+  created_by: string | null;
+  created_at: Date;
+}
+
+export const presentChannel = (row: ChannelRow) => ({
+  id: row.id,
+  name: row.name as string,
+  description: row.description,
+  is_private: row.is_private,
+  is_default: row.is_default,
+  parent_channel_id: row.parent_channel_id,
+  team_id: row.team_id,
+  created_by: row.created_by,
+  created_at: row.created_at,
+});
+
+export type ChannelObject = ReturnType<typeof presentChannel>;
+
+export interface MemberRow {
+  channel_id: string;
+  user_id: string;
+  seq: number;
+  created_at: Date;
+}
+
+/** The ChannelMember record: who is in the channel since when, with the user. */
+export const presentMember = (row: MemberRow, user: UserRow) => ({
+  channel_id: row.channel_id,
+  user_id: row.user_id,
+  created_at: row.created_at,
+  user: presentUser(user),
+});

@@ -1,0 +1,31 @@
+import { list, ok } from '../../../../shared/http/envelope.js';
+import { Reply, type RouteTable } from '../../../../shared/http/route.js';
+import { messageRoutes } from '../messages/messages.routes.js';
+import { ConversationParams, ListQuery, OpenConversationBody } from './dms.schemas.js';
+import * as dms from './dms.service.js';
+
+export function dmRoutes(routes: RouteTable) {
+  const tag = 'Direct messages';
+  routes
+    .add({ method: 'get', path: '/dms', summary: "List the caller's conversations, newest first", tag, query: ListQuery }, async ({ rt, actor, query }) =>
+      list(await dms.listConversations(rt.db, actor, query)),
+    )
+    .add(
+      {
+        method: 'post',
+        path: '/dms',
+        summary: 'Open (201) or get (200) the conversation with 1 to 8 other users',
+        tag,
+        body: OpenConversationBody,
+        status: 201,
+      },
+      async ({ rt, actor, body }) => {
+        const { created, conversation } = await dms.openConversation(rt.db, actor, body.user_ids);
+        return new Reply(created ? 201 : 200, ok(conversation));
+      },
+    )
+    .add({ method: 'get', path: '/dms/{conversation_id}', summary: 'Conversation details', tag, params: ConversationParams }, async ({ rt, actor, params }) =>
+      ok(await dms.getConversation(rt.db, actor, params.conversation_id)),
+    );
+  messageRoutes(routes, { base: '/dms/{conversation_id}', param: 'conversation_id', kind: 'conversation', tag, typing: true });
+}

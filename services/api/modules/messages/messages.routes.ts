@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { list, ok } from '../../../../shared/http/envelope.js';
+import { Reply, type RouteTable } from '../../../../shared/http/route.js';
+import type { ChannelKind } from '../channels/channels.access.js';
+import { ListMessagesQuery, PostMessageBody, ReactionBody, UpdateMessageBody } from './messages.schemas.js';
+import * as messages from './messages.service.js';
+
+/**
+ * Message routes under one parent: `/channels/{channel_id}` (kind channel) or
+ * `/dms/{conversation_id}` (kind conversation). Both run the same service; the
+ * kind makes requireReadable hide the other kind.
+ */
+export function messageRoutes(routes: RouteTable, o: { base: string; param: string; kind: ChannelKind; tag: string; typing: boolean }) {
+  const { base, param, kind, tag } = o;
+  const P = z.object({ [param]: z.string() });
+  const PM = z.object({ [param]: z.string(), message_id: z.string() });
+  const PE = z.object({ [param]: z.string(), message_id: z.string(), emoji: z.string() });
+  const what = kind === 'channel' ? 'channel' : 'conversation';
+  routes
+    .add(
+      {
+        method: 'get',
+        path: `${base}/messages`,
+        summary: `List ${what} messages newest first; thread_id lists that thread's replies`,
+        tag,
+        params: P,
+        query: ListMessagesQuery,
+      },
+      async ({ rt, actor, params, query }) => list(await messages.listMessages(rt, actor, params[param]!, kind, query)),
+    )
+    .add(
+      { method: 'post', path: `${base}/messages`, summary: `Post a message (thread_id makes a reply)`, tag, params: P, body: PostMessageBody, status: 201 },
+      async ({ rt, actor, params, body }) => ok(await messages.createMessage(rt, actor, params[param]!, kind, body)),
+    )
+    .add({ method: 'get', path: `${base}/messages/{message_id}`, summary: 'One message', tag, params: PM }, async ({ rt, actor, params }) =>
+      ok(await messages.getMessage(rt, actor, params[param]!, kind, params.message_id!)),
+    )
+    .add(
+      { method: 'patch', path: `${base}/messages/{message_id}`, summary: 'Edit a message (author only)', tag, params: PM, body: UpdateMessageBody },
+      async ({ rt, actor, params, body }) => ok(await messages.updateMessage(rt, actor, params[param]!, kind, params.message_id!, body)),
+    )
+    .add(
+      { method: 'delete', path: `${base}/messages/{message_id}`, summary: 'Delete a message (author, admin or owner)', tag, params: PM },
+      async ({ rt, actor, params }) => {
+        await messages.deleteMessage(rt, actor, params[param]!, kind, params.message_id!);
+      },
+    )
+    .add(
+      {
+        method: 'post',
+        path: `${base}/messages/{message_id}/reactions`,
+        summary: 'Add a reaction: 201 when added, 200 when the caller had already added it',
+        tag,
+        params: PM,
+        body: ReactionBody,
+        status: 201,
+      },
+      async ({ rt, actor, params, body }) => {
+        const { created, reaction } = await messages.addReaction(rt, actor, params[param]!, kind, params.message_id!, body.emoji);
+        return new Reply(created ? 201 : 200, ok(reaction));
+      },
+    )
+    .add(
+      { method: 'delete', path: `${base}/messages/{message_id}/reactions/{emoji}`, summary: 'Remove own reaction', tag, params: PE },
+      async ({ rt, actor, params }) => {
+        await messages.removeReaction(rt, actor, params[param]!, kind, params.message_id!, params.emoji!);
+      },
+    );
+  if (o.typing) {
+    routes.add({ method: 'post', path: `${base}/typing`, summary: 'Send a typing indicator', tag, params: P }, async ({ rt, actor, params }) => {
+      await messages.sendTyping(rt, actor, params[param]!, kind);
+    });
+  }
+}

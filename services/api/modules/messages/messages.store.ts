@@ -1,0 +1,161 @@
+import type { Db } from '../../../../shared/db/knex.js';
+import { OUTBOX_CHANNEL, type AxidEvent } from '../../../../shared/events.js';
+import type { MessageRow, ReactionSummary } from './messages.presenter.js';
+
+const MESSAGE_COLUMNS = [
+  'm.id',
+  'm.seq',
+  'm.workspace_id',
+  'm.channel_id',
+  'm.author_id',
+  'm.thread_id',
+  'm.content',
+  'm.content_json',
+  'm.metadata',
+  'm.card_origin',
+  'm.mentioned_user_ids',
+  'm.display',
+  'm.webhook_id',
+  'm.created_at',
+  'm.edited_at',
+  't.reply_count',
+  't.last_reply_at',
+];
+
+/** A uuid[] literal; the ids are validated uuids. */
+const uuidArray = (ids: string[]) => `{${ids.join(',')}}`;
+const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+
+export interface NewMessage {
+  id: string;
+  workspace_id: string;
+  channel_id: string;
+  author_id: string | null;
+  thread_id: string | null;
+  content: string;
+  content_json: unknown;
+  metadata: unknown;
+  card_origin: string | null;
+  mentioned_user_ids: string[];
+  display: unknown;
+  webhook_id: string | null;
+  created_at: Date;
+}
+
+/**
+ * Posts a message in ONE statement (one round trip, atomic): the message, the
+ * thread record of a reply (created by the first reply, counted by the next),
+ * its outbox row and the relay's wake-up. A reply is inserted only if thread_id
+ * names a top-level message of the same channel; false when it did not.
+ */
+export async function insertMessageWithEvent(db: Db, m: NewMessage, event: AxidEvent): Promise<boolean> {
+  const result = await db.raw(
+    `WITH m AS (
+       INSERT INTO messages (id, workspace_id, channel_id, author_id, thread_id, content, content_json, metadata,
+                             card_origin, mentioned_user_ids, display, webhook_id, created_at)
+       SELECT ?::uuid, ?::uuid, ?::uuid, ?::uuid, ?::uuid, ?, ?::jsonb, ?::jsonb, ?, ?::uuid[], ?::jsonb, ?::uuid, ?::timestamptz
+       WHERE ?::uuid IS NULL
+          OR EXISTS (SELECT 1 FROM messages r WHERE r.id = ?::uuid AND r.channel_id = ?::uuid AND r.thread_id IS NULL)
+       RETURNING thread_id, workspace_id, channel_id, created_at
+     ), t AS (
+       INSERT INTO threads (root_message_id, workspace_id, channel_id, reply_count, last_reply_at)
+       SELECT thread_id, workspace_id, channel_id, 1, created_at FROM m WHERE thread_id IS NOT NULL
+       ON CONFLICT (root_message_id) DO UPDATE
+         SET reply_count = threads.reply_count + 1,
+             last_reply_at = GREATEST(threads.last_reply_at, EXCLUDED.last_reply_at)
+     ), o AS (
+       INSERT INTO outbox (event) SELECT ?::jsonb FROM m RETURNING id
+     )
+     SELECT pg_notify(?, '') FROM o`,
+    [
+      m.id,
+      m.workspace_id,
+      m.channel_id,
+      m.author_id,
+      m.thread_id,
+      m.content,
+      json(m.content_json),
+      json(m.metadata),
+      m.card_origin,
+      uuidArray(m.mentioned_user_ids),
+      json(m.display),
+      m.webhook_id,
+      m.created_at.toISOString(),
+      m.thread_id,
+      m.thread_id,
+      m.channel_id,
+      JSON.stringify(event),
+      OUTBOX_CHANNEL,
+    ],
+  );
+  return result.rowCount === 1;
+}
+
+/** A history page, newest first: top-level messages, or one thread's replies. */
+export const listMessages = (db: Db, o: { channelId: string; threadId?: string; before?: number; limit: number }) =>
+  db('messages as m')
+    .leftJoin('threads as t', 't.root_message_id', 'm.id')
+    .modify((q) => {
+      // messages_thread_seq serves replies, messages_channel_seq (partial, top-level) the channel.
+      if (o.threadId) q.where('m.thread_id', o.threadId);
+      else q.where('m.channel_id', o.channelId).whereNull('m.thread_id');
+      if (o.before !== undefined) q.where('m.seq', '<', o.before);
+    })
+    .orderBy('m.seq', 'desc')
+    .limit(o.limit + 1)
+    .select(MESSAGE_COLUMNS) as Promise<MessageRow[]>;
+
+export const findMessage = (db: Db, channelId: string, messageId: string) =>
+  db('messages as m')
+    .leftJoin('threads as t', 't.root_message_id', 'm.id')
+    .where({ 'm.id': messageId, 'm.channel_id': channelId })
+    .first(MESSAGE_COLUMNS) as Promise<MessageRow | undefined>;
+
+export const isRootOf = async (db: Db, channelId: string, messageId: string) =>
+  Boolean(await db('messages').where({ id: messageId, channel_id: channelId }).whereNull('thread_id').first('id'));
+
+/** The reactions of a page of messages in one query, grouped per message in first-reacted order. */
+export async function reactionsFor(db: Db, messageIds: string[]): Promise<Map<string, ReactionSummary[]>> {
+  const byMessage = new Map<string, ReactionSummary[]>();
+  if (messageIds.length === 0) return byMessage;
+  const rows = await db.raw(
+    `SELECT message_id, emoji, count(*)::int AS count, array_agg(user_id::text ORDER BY created_at, user_id) AS user_ids
+       FROM reactions WHERE message_id = ANY(?::uuid[])
+      GROUP BY message_id, emoji ORDER BY min(created_at), emoji`,
+    [uuidArray(messageIds)],
+  );
+  for (const r of rows.rows as { message_id: string; emoji: string; count: number; user_ids: string[] }[]) {
+    const list = byMessage.get(r.message_id) ?? [];
+    list.push({ emoji: r.emoji, count: r.count, user_ids: r.user_ids });
+    byMessage.set(r.message_id, list);
+  }
+  return byMessage;
+}
+
+export const updateMessage = async (db: Db, id: string, patch: Record<string, unknown>) =>
+  db('messages')
+    .where({ id })
+    .update({ ...patch, edited_at: db.fn.now() });
+
+/** Deletes a message (a root takes its replies and thread record with it). */
+export const deleteMessage = (db: Db, id: string) => db('messages').where({ id }).delete();
+
+/** A reply is gone: one fewer in its thread, last_reply_at from what remains. */
+export const decrementThread = (db: Db, rootId: string) =>
+  db.raw(
+    `UPDATE threads SET reply_count = GREATEST(reply_count - 1, 0),
+            last_reply_at = (SELECT max(created_at) FROM messages WHERE thread_id = ?::uuid)
+      WHERE root_message_id = ?::uuid`,
+    [rootId, rootId],
+  );
+
+export const insertReaction = async (db: Db, r: { message_id: string; user_id: string; emoji: string }) => {
+  const [row] = await db('reactions').insert(r).onConflict(['message_id', 'emoji', 'user_id']).ignore().returning('*');
+  return row as { message_id: string; user_id: string; emoji: string; created_at: Date } | undefined;
+};
+
+export const findReaction = (db: Db, r: { message_id: string; user_id: string; emoji: string }) =>
+  db('reactions').where(r).first() as Promise<{ message_id: string; user_id: string; emoji: string; created_at: Date } | undefined>;
+
+export const deleteReaction = async (db: Db, r: { message_id: string; user_id: string; emoji: string }) =>
+  (await db('reactions').where(r).delete()) > 0;

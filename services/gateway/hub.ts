@@ -1,0 +1,218 @@
+// The per-process routing index. Every event read from the stream is routed
+// here once, on its address alone: workspace → users → connections, and
+// channel → member users (only users connected to this process are indexed).
+// Membership changes are learnt from the events themselves, so routing never
+// queries the database.
+import type { AxidEvent } from '../../shared/events.js';
+import type { ConnectionInfo, SseConnection } from './connection.js';
+
+/**
+ * A stream being opened: registered right after its key was checked, so that
+ * a revocation or removal read from the stream meanwhile cancels it.
+ */
+export interface Ticket {
+  info: ConnectionInfo;
+  cancelled: boolean;
+}
+
+/** What the gateway knows about one user with streams on this process. */
+interface UserState {
+  userId: string;
+  workspaceId: string;
+  connections: Set<SseConnection>;
+  /** The channels and DMs the user is a member of; null while being loaded. */
+  channels: Set<string> | null;
+  /** Membership events seen while loading, applied in order once loaded. */
+  pending: AxidEvent[];
+  ready: Promise<void>;
+  /** Connections waiting for `ready`. */
+  waiters: number;
+}
+
+export type MembershipLoader = (userId: string) => Promise<string[]>;
+
+export const encodeFrame = (type: string, data: Record<string, unknown>) =>
+  Buffer.from(`event: ${type}\ndata: ${JSON.stringify(Object.assign({ type }, data, { type }))}\n\n`);
+
+const MEMBERSHIP_EVENTS = new Set(['channel.member_added', 'channel.member_removed', 'dm.created', 'channel.created']);
+
+export class Hub {
+  private readonly users = new Map<string, UserState>();
+  private readonly workspaces = new Map<string, Set<UserState>>();
+  private readonly channels = new Map<string, Set<UserState>>();
+  private readonly all = new Set<SseConnection>();
+  private readonly tickets = new Set<Ticket>();
+
+  constructor(private readonly loadMemberships: MembershipLoader) {}
+
+  get size() {
+    return this.all.size;
+  }
+
+  connections(): Iterable<SseConnection> {
+    return this.all;
+  }
+
+  reserve(info: ConnectionInfo): Ticket {
+    const ticket = { info, cancelled: false };
+    this.tickets.add(ticket);
+    return ticket;
+  }
+
+  release(ticket: Ticket) {
+    this.tickets.delete(ticket);
+  }
+
+  /**
+   * Attaches a connection once its user's memberships are known. `start` runs
+   * synchronously just before the connection starts receiving events, so the
+   * init frame it writes is always the first frame.
+   */
+  async attach(conn: SseConnection, ticket: Ticket, start: () => void): Promise<void> {
+    const { userId, workspaceId } = conn.info;
+    let state = this.users.get(userId);
+    if (!state) {
+      const created: UserState = { userId, workspaceId, connections: new Set(), channels: null, pending: [], ready: Promise.resolve(), waiters: 0 };
+      // Registered before the query starts: every membership change committed
+      // after the query's snapshot is read from the stream after this point.
+      this.users.set(userId, created);
+      let ws = this.workspaces.get(workspaceId);
+      if (!ws) this.workspaces.set(workspaceId, (ws = new Set()));
+      ws.add(created);
+      created.ready = this.loadMemberships(userId).then((ids) => {
+        created.channels = new Set();
+        for (const id of ids) this.join(created, id);
+        for (const event of created.pending) this.applyMembership(created, event);
+        created.pending = [];
+      });
+      state = created;
+    }
+    state.waiters++;
+    let failure: { err: unknown } | null = null;
+    try {
+      await state.ready;
+    } catch (err) {
+      failure = { err };
+    }
+    state.waiters--;
+    if (failure || conn.closed || ticket.cancelled) {
+      conn.end();
+      this.forget(state);
+      if (failure) throw failure.err;
+      return;
+    }
+    start();
+    state.connections.add(conn);
+    this.all.add(conn);
+    conn.onEnd(() => {
+      state.connections.delete(conn);
+      this.all.delete(conn);
+      this.forget(state);
+    });
+  }
+
+  /** Routes one event to every connection that may see it, in call order. */
+  route(event: AxidEvent, onDelivered?: (n: number) => void): void {
+    const { to, type, data } = event;
+    const ws = this.workspaces.get(to.workspace_id);
+    if (!ws) return;
+
+    for (const ticket of this.tickets) {
+      if (type === 'api_key.revoked' && ticket.info.keyId === data.key_id) ticket.cancelled = true;
+      if (type === 'member.removed' && ticket.info.userId === data.user_id) ticket.cancelled = true;
+    }
+    if (type === 'api_key.revoked') {
+      for (const state of ws) for (const conn of [...state.connections]) if (conn.info.keyId === data.key_id) conn.end();
+      return;
+    }
+
+    const loaded: UserState[] = [];
+    if (MEMBERSHIP_EVENTS.has(type)) {
+      for (const state of ws) {
+        if (state.channels === null) state.pending.push(event);
+        else loaded.push(state);
+      }
+      // Joins take effect before delivery (the new member is told).
+      if (type !== 'channel.member_removed') for (const state of loaded) this.applyMembership(state, event);
+    }
+
+    const targets = this.targets(event, ws);
+    if (targets.size > 0) {
+      const frame = encodeFrame(type, data);
+      let n = 0;
+      for (const state of targets) for (const conn of state.connections) if (conn.send(frame)) n++;
+      onDelivered?.(n);
+    }
+
+    // Leaves take effect after delivery (the removed member is told).
+    if (type === 'channel.member_removed') for (const state of loaded) this.applyMembership(state, event);
+    if (type === 'member.removed') {
+      const state = this.users.get(String(data.user_id));
+      if (state) for (const conn of [...state.connections]) conn.end();
+    }
+  }
+
+  /** Ends every stream (shutdown). */
+  endAll() {
+    for (const conn of [...this.all]) conn.end();
+  }
+
+  private targets(event: AxidEvent, ws: Set<UserState>): Set<UserState> {
+    const { to } = event;
+    if (to.scope === 'workspace') return ws;
+    const out = new Set<UserState>();
+    if (to.scope === 'channel') for (const state of this.channels.get(to.channel_id) ?? []) out.add(state);
+    for (const id of to.user_ids ?? []) {
+      const state = this.users.get(id);
+      if (state && state.workspaceId === to.workspace_id) out.add(state);
+    }
+    return out;
+  }
+
+  private applyMembership(state: UserState, event: AxidEvent) {
+    const { data } = event;
+    switch (event.type) {
+      case 'channel.member_added':
+        if (data.user_id === state.userId) this.join(state, String(data.channel_id));
+        break;
+      case 'channel.member_removed':
+        if (data.user_id === state.userId) this.leave(state, String(data.channel_id));
+        break;
+      case 'dm.created': {
+        const conv = data.conversation as { id: string; member_ids: string[] } | undefined;
+        if (conv?.member_ids?.includes(state.userId)) this.join(state, conv.id);
+        break;
+      }
+      case 'channel.created': {
+        // The creator is the first member (a private channel is addressed to it).
+        const channel = data.channel as { id: string; created_by?: string } | undefined;
+        if (channel?.id && channel.created_by === state.userId) this.join(state, channel.id);
+        break;
+      }
+    }
+  }
+
+  private join(state: UserState, channelId: string) {
+    state.channels?.add(channelId);
+    let members = this.channels.get(channelId);
+    if (!members) this.channels.set(channelId, (members = new Set()));
+    members.add(state);
+  }
+
+  private leave(state: UserState, channelId: string) {
+    state.channels?.delete(channelId);
+    const members = this.channels.get(channelId);
+    members?.delete(state);
+    if (members?.size === 0) this.channels.delete(channelId);
+  }
+
+  /** Drops a user's state once nothing uses it (no connection, not loading). */
+  private forget(state: UserState) {
+    if (state.connections.size > 0 || state.waiters > 0 || this.users.get(state.userId) !== state) return;
+    this.users.delete(state.userId);
+    const ws = this.workspaces.get(state.workspaceId);
+    ws?.delete(state);
+    if (ws?.size === 0) this.workspaces.delete(state.workspaceId);
+    for (const id of state.channels ?? []) this.leave(state, id);
+  }
+}

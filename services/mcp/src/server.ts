@@ -1,0 +1,37 @@
+// The companion tool server (contract §8): exactly five tools, each with a
+// zod input schema, an output schema and JSON results.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { AxidApi, apiSettingsFromEnv, type ApiSettings } from './api.js';
+import { guarded } from './results.js';
+import { blockRulesFromEnv, composeTool } from './tools/compose.js';
+import { inspectTool } from './tools/inspect.js';
+import { scaffoldTool } from './tools/scaffold.js';
+import { sendTestMessageTool } from './tools/send-test-message.js';
+import { setupBotTool } from './tools/setup-bot.js';
+import type { BlockRules } from '../../../shared/blocks/index.js';
+
+export const SERVER_NAME = 'axid';
+export const SERVER_VERSION = '0.1.0';
+
+export interface ServerOptions {
+  api?: ApiSettings;
+  rules?: BlockRules;
+}
+
+export function createServer(options: ServerOptions = {}): McpServer {
+  const api = new AxidApi(options.api ?? apiSettingsFromEnv());
+  const rules = options.rules ?? blockRulesFromEnv();
+  const server = new McpServer(
+    { name: SERVER_NAME, version: SERVER_VERSION },
+    {
+      instructions:
+        'Tools for building bots on Axid, a workspace chat for people and AI agents. Typical flow: inspect_workspace → setup_axid_bot (admin key) → scaffold_bot_project → compose_block_message → send_test_message.',
+    },
+  );
+  server.registerTool(setupBotTool.name, setupBotTool.config, guarded((args) => setupBotTool.run(api, args)));
+  server.registerTool(scaffoldTool.name, scaffoldTool.config, guarded((args) => scaffoldTool.run(args)));
+  server.registerTool(composeTool.name, composeTool.config, guarded((args) => composeTool.run(rules, args)));
+  server.registerTool(sendTestMessageTool.name, sendTestMessageTool.config, guarded((args) => sendTestMessageTool.run(api, rules, args)));
+  server.registerTool(inspectTool.name, inspectTool.config, guarded((args) => inspectTool.run(api, args)));
+  return server;
+}

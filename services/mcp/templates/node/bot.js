@@ -1,0 +1,262 @@
+// __AXID_BOT_NAME__: an Axid bot that answers mentions.
+//
+// Node 20+, no dependencies: it uses the global fetch and reads the
+// server-sent-events stream by hand. Configuration (environment):
+//   AXID_API_KEY   the bot's API key (required)
+//   AXID_BASE_URL  the Axid server, default http://localhost:3000
+//
+// How it works: it learns its own id and name (GET /users/me), listens on
+// GET /api/v1/stream, and for every `message.created` that mentions it (a
+// mention node, or "@<name>" in the text) it replies in the same channel, in
+// the thread when the message was in a thread. When the stream drops it
+// reconnects with exponential backoff and then reads the messages of its
+// channels posted in the gap, so no mention is missed.
+
+const API_KEY = process.env.AXID_API_KEY;
+const BASE_URL = (process.env.AXID_BASE_URL || 'http://localhost:3000').replace(/\/+$/, '');
+/** The stream sends a keep-alive comment at least every 20 s; silence this long means a dead connection. */
+const IDLE_TIMEOUT_MS = 45_000;
+const MAX_BACKOFF_MS = 30_000;
+
+if (!API_KEY) {
+  console.error('AXID_API_KEY is not set. Run: AXID_API_KEY=<the bot key> npm start');
+  process.exit(1);
+}
+
+/** Replace this with your bot's brain. Returns the reply text. */
+async function answer(message, me) {
+  const question = stripMentions(message.content, me).trim();
+  return question ? `Hi! You said: "${question}"` : 'Hi! How can I help?';
+}
+
+// ---------------------------------------------------------------------------
+
+const log = (...args) => console.log(new Date().toISOString(), ...args);
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(`${status} ${code}: ${message}`);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+async function api(method, path, body) {
+  const res = await fetch(`${BASE_URL}/api/v1${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${API_KEY}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const json = await res.json().catch(() => ({}));
+  if (!res.ok) throw new ApiError(res.status, json.error?.code ?? 'http_error', json.error?.message ?? res.statusText);
+  return json;
+}
+
+/** Every item of a list endpoint (follows next_cursor), at most `max`. */
+async function listAll(path, max = 1000) {
+  const items = [];
+  let cursor = null;
+  do {
+    const sep = path.includes('?') ? '&' : '?';
+    const page = await api('GET', `${path}${sep}limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    items.push(...page.data);
+    cursor = page.pagination?.has_more ? page.pagination.next_cursor : null;
+  } while (cursor && items.length < max);
+  return items;
+}
+
+let me = null;
+/** Channel id → created_at (ms) of the newest message seen there: where a catch-up starts. */
+const cursors = new Map();
+/** Ids of messages already handled, so the stream and a catch-up never answer twice. */
+const handled = new Set();
+
+function remember(id) {
+  handled.add(id);
+  if (handled.size > 5000) handled.delete(handled.values().next().value);
+}
+
+function escapeRegExp(s) {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function names(bot) {
+  return [bot.name, bot.display_name].filter((n) => typeof n === 'string' && n.length > 0);
+}
+
+function stripMentions(text, bot) {
+  let out = text;
+  for (const name of names(bot)) out = out.replace(new RegExp(`@${escapeRegExp(name)}`, 'gi'), '');
+  return out;
+}
+
+function mentionsMe(message) {
+  if ((message.mentioned_user_ids ?? []).includes(me.id)) return true;
+  const content = String(message.content ?? '').toLowerCase();
+  return names(me).some((name) => content.includes(`@${name.toLowerCase()}`));
+}
+
+function seen(message) {
+  const at = Date.parse(message.created_at);
+  if (!Number.isNaN(at) && at > (cursors.get(message.channel_id) ?? 0)) cursors.set(message.channel_id, at);
+}
+
+async function onMessage(message) {
+  seen(message);
+  if (handled.has(message.id)) return;
+  remember(message.id);
+  if (message.author_id === me.id || !mentionsMe(message)) return;
+  try {
+    const content = await answer(message, me);
+    const reply = await api('POST', `/channels/${message.channel_id}/messages`, {
+      content,
+      ...(message.thread_id ? { thread_id: message.thread_id } : {}),
+    });
+    remember(reply.data.id);
+    log(`replied to ${message.id} with ${reply.data.id}`);
+  } catch (error) {
+    log(`could not reply to ${message.id}: ${error.message}`);
+  }
+}
+
+/** The channels the bot is a member of. */
+async function myChannels() {
+  const channels = await listAll('/channels');
+  const mine = [];
+  for (const channel of channels) {
+    if (typeof channel.is_member === 'boolean') {
+      if (channel.is_member) mine.push(channel);
+      continue;
+    }
+    const members = await listAll(`/channels/${channel.id}/members`);
+    if (members.some((m) => (m.user_id ?? m.id) === me.id)) mine.push(channel);
+  }
+  return mine;
+}
+
+/** Reads what was posted while the stream was down (top-level messages and thread replies). */
+async function catchUp() {
+  for (const channel of await myChannels()) {
+    const since = cursors.get(channel.id);
+    const page = await api('GET', `/channels/${channel.id}/messages?limit=50`);
+    const missed = [];
+    for (const message of page.data) {
+      const at = Date.parse(message.created_at);
+      if (since === undefined) {
+        // A channel the bot was not watching: start from its newest message.
+        cursors.set(channel.id, Math.max(cursors.get(channel.id) ?? 0, at));
+        continue;
+      }
+      if (at >= since) missed.push(message);
+      const lastReply = Date.parse(message.thread?.last_reply_at ?? '');
+      if (lastReply >= since) {
+        const replies = await api('GET', `/channels/${channel.id}/messages?thread_id=${message.id}&limit=50`);
+        missed.push(...replies.data.filter((r) => Date.parse(r.created_at) >= since));
+      }
+    }
+    missed.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
+    for (const message of missed) await onMessage(message);
+  }
+}
+
+/** Reads one stream connection until it ends; calls onFrame(event, data) per frame. */
+async function readStream(signal, onFrame) {
+  const res = await fetch(`${BASE_URL}/api/v1/stream`, {
+    headers: { authorization: `Bearer ${API_KEY}`, accept: 'text/event-stream' },
+    signal,
+  });
+  if (!res.ok || !res.body) {
+    const json = await res.json().catch(() => ({}));
+    throw new ApiError(res.status, json.error?.code ?? 'http_error', json.error?.message ?? res.statusText);
+  }
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let event = 'message';
+  let data = [];
+  for await (const chunk of res.body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let newline;
+    while ((newline = buffer.search(/\r\n|\r|\n/)) !== -1) {
+      const line = buffer.slice(0, newline);
+      buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
+      if (line === '') {
+        if (data.length) await onFrame(event, data.join('\n'));
+        event = 'message';
+        data = [];
+      } else if (line.startsWith(':')) {
+        onFrame(null, null); // keep-alive comment
+      } else {
+        const colon = line.indexOf(':');
+        const field = colon === -1 ? line : line.slice(0, colon);
+        let value = colon === -1 ? '' : line.slice(colon + 1);
+        if (value.startsWith(' ')) value = value.slice(1);
+        if (field === 'event') event = value;
+        else if (field === 'data') data.push(value);
+      }
+    }
+  }
+}
+
+let stopping = false;
+let current = null;
+
+async function run() {
+  me = (await api('GET', '/users/me')).data;
+  log(`starting as @${me.name} (${me.id}) on ${BASE_URL}`);
+  let attempt = 0;
+  let connectedBefore = false;
+  while (!stopping) {
+    const controller = new AbortController();
+    current = controller;
+    let idle = setTimeout(() => controller.abort(new Error('stream idle')), IDLE_TIMEOUT_MS);
+    try {
+      await readStream(controller.signal, async (event, data) => {
+        clearTimeout(idle);
+        idle = setTimeout(() => controller.abort(new Error('stream idle')), IDLE_TIMEOUT_MS);
+        if (event === 'init') {
+          attempt = 0;
+          // The first time this only sets each channel's cursor (nothing older
+          // is answered); after a reconnect it answers what the gap held.
+          await catchUp();
+          log(connectedBefore ? 'reconnected: caught up, listening for mentions' : 'connected: listening for mentions');
+          connectedBefore = true;
+        } else if (event === 'message.created') {
+          const payload = JSON.parse(data);
+          if (payload.message) await onMessage(payload.message);
+        }
+      });
+      if (!stopping) log('stream ended');
+    } catch (error) {
+      if (stopping) break;
+      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+        log(`the server refused the key (${error.message}); check AXID_API_KEY`);
+        process.exit(1);
+      }
+      log(`stream error: ${error.cause?.message ?? error.message}`);
+    } finally {
+      clearTimeout(idle);
+    }
+    if (stopping) break;
+    const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** attempt) * (0.5 + Math.random() / 2);
+    attempt += 1;
+    log(`reconnecting in ${Math.round(delay)} ms`);
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    stopping = true;
+    current?.abort();
+    process.exit(0);
+  });
+}
+
+run().catch((error) => {
+  console.error(`fatal: ${error.message}`);
+  process.exit(1);
+});

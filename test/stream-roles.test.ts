@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import { Client } from './support/client.js';
+import { openRaw, type RawStream } from './support/sse.js';
+import { AxidProcess } from './support/processes.js';
+import { testEnv, uniqueName, type TestEnv } from './support/stack.js';
+
+describe('GET /api/v1/stream with separate api and gateway processes', function () {
+  this.timeout(120_000);
+  const key = randomBytes(32).toString('base64url');
+  let env: TestEnv;
+  const procs: AxidProcess[] = [];
+  const streams: RawStream[] = [];
+
+  before(async () => {
+    env = testEnv();
+    const base = {
+      DATABASE_URL: env.config.databaseUrl,
+      REDIS_URL: env.config.redisUrl,
+      REDIS_KEY_PREFIX: env.config.redisKeyPrefix,
+      BOOTSTRAP_ADMIN_KEY: key,
+      RATE_LIMIT_POINTS: '100000',
+    };
+    // The first one creates the database and the workspace; the rest start together.
+    procs.push(await AxidProcess.start({ ...base, ROLES: 'api' }));
+    procs.push(
+      ...(await Promise.all([
+        AxidProcess.start({ ...base, ROLES: 'api' }),
+        AxidProcess.start({ ...base, ROLES: 'gateway' }),
+        AxidProcess.start({ ...base, ROLES: 'gateway' }),
+      ])),
+    );
+  });
+
+  after(async () => {
+    for (const s of streams) s.close();
+    await Promise.all(procs.map((p) => p.stop()));
+    await env?.cleanup();
+  });
+
+  it('gives a client on each gateway the same events, whichever API process committed them', async () => {
+    const [api1, api2, gw1, gw2] = procs as [AxidProcess, AxidProcess, AxidProcess, AxidProcess];
+    // A gateway-only process serves no API routes.
+    expect((await new Client(gw1.url, key).get('/api/v1/users/me')).status).to.equal(404);
+    for (const gw of [gw1, gw2]) streams.push(await openRaw(gw.url, key));
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const api = new Client((i % 2 ? api2 : api1).url, key);
+      const res = await api.post('/api/v1/users', { name: uniqueName('multi') });
+      expect(res.status, res.text).to.equal(201);
+      ids.push(res.body.data.id);
+    }
+    for (const s of streams) {
+      const got = await s.waitForCount((f) => f.event === 'user.created', ids.length, 20_000);
+      expect(got.map((f) => f.data.user.id)).to.deep.equal(ids);
+      expect(s.frames[0]?.event).to.equal('init');
+    }
+  });
+
+  it('ends open streams cleanly and exits promptly on SIGTERM', async () => {
+    const gw = await AxidProcess.start({
+      DATABASE_URL: env.config.databaseUrl,
+      REDIS_URL: env.config.redisUrl,
+      REDIS_KEY_PREFIX: env.config.redisKeyPrefix,
+      ROLES: 'gateway',
+    });
+    const s = await openRaw(gw.url, key);
+    const started = Date.now();
+    const stopped = gw.stop();
+    await s.ended;
+    const endedAfter = Date.now() - started;
+    await stopped;
+    if (process.env.DEBUG_STOP) console.log({ endedAfter, exitedAfter: Date.now() - started });
+    expect(endedAfter).to.be.below(2_000);
+    expect(Date.now() - started).to.be.below(8_000);
+    expect(s.res.complete, 'the chunked response was terminated').to.equal(true);
+    expect(s.text().endsWith('\n\n')).to.equal(true);
+  });
+});
