@@ -10,7 +10,7 @@ import type pg from 'pg';
 import { Rpc } from './lib/rpc.js';
 import { memoryOf, resetPeak, sleep, spawnNode, waitListening, waitReady, type Proc } from './lib/proc.js';
 import { Histogram } from './lib/stats.js';
-import type { Metric, Scenario } from './lib/report.js';
+import type { Scenario } from './lib/report.js';
 import { settings } from './settings.js';
 import type { CannonArgs, CannonResult, PosterArgs, PosterResult, UploadArgs } from './load/loadgen.js';
 import type { StreamSpec } from './load/sse-client.js';
@@ -363,13 +363,32 @@ async function probeStream(b: Bench, ctx: StreamCtx, channelId: string): Promise
   }
 }
 
-interface StreamRound {
+interface Opened {
   opened: number;
   failed: number;
-  openMs: number;
-  baseKb: number;
-  loadedKb: number;
-  perConnKb: number;
+  ms: number;
+}
+
+/** Opens the streams, split evenly across the client processes; waits for every init frame. */
+async function openStreams(b: Bench, ctx: StreamCtx, side: string, url: string, specs: StreamSpec[]): Promise<Opened> {
+  const parts = ctx.clients.map((_, i) => specs.filter((_, j) => j % ctx.clients.length === i));
+  const res = await Promise.all(
+    ctx.clients.map((c, i) =>
+      c.call<{ opened: number; failed: number; errors: Record<string, number>; ms: number }>(
+        'open',
+        { url, specs: parts[i], concurrency: 250, timeoutMs: 30_000 },
+        180_000,
+      ),
+    ),
+  );
+  const opened = res.reduce((n, r) => n + r.opened, 0);
+  const failed = res.reduce((n, r) => n + r.failed, 0);
+  if (failed > 0) b.log(`${side}: ${failed} streams failed to open: ${JSON.stringify(res.map((r) => r.errors))}`);
+  if (opened === 0) throw new Error(`${side}: no stream opened: ${JSON.stringify(res.map((r) => r.errors))}`);
+  return { opened, failed, ms: Math.max(...res.map((r) => r.ms)) };
+}
+
+interface Delivery {
   deliveries: number;
   expected: number;
   deliveriesPerS: number;
@@ -378,105 +397,110 @@ interface StreamRound {
   posts: PosterResult;
 }
 
-async function streamRound(
+/** Posts at a fixed rate to one side and collects every stream's receipts. */
+async function postAndReceive(
   b: Bench,
   ctx: StreamCtx,
   side: 'axid' | 'floor',
-  o: { specs: StreamSpec[]; postPaths: string[]; rate: number; seconds: number },
-): Promise<StreamRound> {
+  o: { postPaths: string[]; rate: number; seconds: number; streams: number },
+): Promise<Delivery> {
+  await Promise.all(ctx.clients.map((c) => c.call('reset')));
+  const posts = await b.loadgen.call<PosterResult>(
+    'poster',
+    {
+      url: side === 'axid' ? b.api.url : b.floorPost.url,
+      paths: o.postPaths,
+      key: side === 'axid' ? b.adminKey : undefined,
+      rate: o.rate,
+      durationMs: o.seconds * 1000,
+      metadata: ctx.metadata,
+    } satisfies PosterArgs,
+    (o.seconds + 30) * 1000,
+  );
+  // Every stream of a channel should get each of its channel's posts once.
+  const expected = Math.round((posts.ok * o.streams) / o.postPaths.length);
+  let last = -1;
+  let lastChange = Date.now();
+  const hardStop = Date.now() + 15_000;
+  for (;;) {
+    const counts = await Promise.all(ctx.clients.map((c) => c.call<number>('count')));
+    const got = counts.reduce((a, x) => a + x, 0);
+    if (got >= expected) break;
+    if (got !== last) {
+      last = got;
+      lastChange = Date.now();
+    }
+    if (Date.now() - lastChange > 2000 || Date.now() > hardStop) break;
+    await sleep(100);
+  }
+  const stats = await Promise.all(
+    ctx.clients.map((c) => c.call<{ deliveries: number; firstAt: number; lastAt: number; hist: [number, number][] }>('stats')),
+  );
+  const hist = Histogram.fromSparse(stats.map((x) => x.hist));
+  const deliveries = stats.reduce((n, x) => n + x.deliveries, 0);
+  const lastAt = Math.max(...stats.map((x) => x.lastAt));
+  return {
+    deliveries,
+    expected,
+    deliveriesPerS: deliveries > 0 ? deliveries / ((lastAt - posts.firstSendAt) / 1000) : 0,
+    p50: hist.percentile(50),
+    p99: hist.percentile(99),
+    posts,
+  };
+}
+
+interface FanoutRound extends Delivery, Opened {
+  perConnKb: number;
+}
+
+/** A fresh server; RSS before and after opening the streams; then the posts. */
+async function fanoutRound(b: Bench, ctx: StreamCtx, side: 'axid' | 'floor', specs: StreamSpec[], postPath: string): Promise<FanoutRound> {
   const server = side === 'axid' ? await startGateway(b) : await startFloorSse(b);
   try {
     await sleep(1000);
     const baseKb = memoryOf(server.proc.pid).rssKb;
-    // Streams are split evenly across the client processes.
-    const parts = ctx.clients.map((_, i) => o.specs.filter((_, j) => j % ctx.clients.length === i));
-    const opened = await Promise.all(
-      ctx.clients.map((c, i) =>
-        c.call<{ opened: number; failed: number; errors: Record<string, number>; ms: number }>(
-          'open',
-          { url: server.url, specs: parts[i], concurrency: 100, timeoutMs: 20_000 },
-          120_000,
-        ),
-      ),
-    );
-    const nOpened = opened.reduce((n, r) => n + r.opened, 0);
-    const failed = opened.reduce((n, r) => n + r.failed, 0);
-    if (failed > 0) b.log(`${side}: ${failed} streams failed to open: ${JSON.stringify(opened.map((r) => r.errors))}`);
-    if (nOpened === 0) throw new Error(`no stream opened: ${JSON.stringify(opened.map((r) => r.errors))}`);
+    const opened = await openStreams(b, ctx, side, server.url, specs);
     await sleep(1500);
     const loadedKb = memoryOf(server.proc.pid).rssKb;
-    await Promise.all(ctx.clients.map((c) => c.call('reset')));
-    const posts = await b.loadgen.call<PosterResult>(
-      'poster',
-      {
-        url: side === 'axid' ? b.api.url : b.floorPost.url,
-        paths: o.postPaths,
-        key: side === 'axid' ? b.adminKey : undefined,
-        rate: o.rate,
-        durationMs: o.seconds * 1000,
-        metadata: ctx.metadata,
-      } satisfies PosterArgs,
-      (o.seconds + 30) * 1000,
-    );
-    // Every stream of a channel should get each of its posts once.
-    const expected = Math.round((posts.ok * nOpened) / o.postPaths.length);
-    let last = -1;
-    let lastChange = Date.now();
-    const hardStop = Date.now() + 15_000;
-    for (;;) {
-      const counts = await Promise.all(ctx.clients.map((c) => c.call<number>('count')));
-      const got = counts.reduce((a, x) => a + x, 0);
-      if (got >= expected) break;
-      if (got !== last) {
-        last = got;
-        lastChange = Date.now();
-      }
-      if (Date.now() - lastChange > 2000 || Date.now() > hardStop) break;
-      await sleep(100);
-    }
-    const stats = await Promise.all(
-      ctx.clients.map((c) => c.call<{ deliveries: number; firstAt: number; lastAt: number; hist: [number, number][] }>('stats')),
-    );
-    const hist = Histogram.fromSparse(stats.map((x) => x.hist));
-    const deliveries = stats.reduce((n, x) => n + x.deliveries, 0);
-    const lastAt = Math.max(...stats.map((x) => x.lastAt));
-    return {
-      opened: nOpened,
-      failed,
-      openMs: Math.max(...opened.map((r) => r.ms)),
-      baseKb,
-      loadedKb,
-      perConnKb: (loadedKb - baseKb) / nOpened,
-      deliveries,
-      expected,
-      deliveriesPerS: deliveries / ((lastAt - posts.firstSendAt) / 1000),
-      p50: hist.percentile(50),
-      p99: hist.percentile(99),
-      posts,
-    };
+    const d = await postAndReceive(b, ctx, side, { postPaths: [postPath], rate: settings.fanoutRate, seconds: settings.fanoutSeconds, streams: opened.opened });
+    return { ...opened, ...d, perConnKb: (loadedKb - baseKb) / opened.opened };
   } finally {
+    // The server closes first: the closed sockets' TIME_WAIT lands on its side, not on the clients' ports.
     await server.proc.stop(1500);
     await Promise.all(ctx.clients.map((c) => c.call('close')));
   }
 }
 
-function roundNotes(side: string, rounds: StreamRound[]): string[] {
+function roundNotes(side: string, rounds: (Delivery & Partial<Opened>)[]): string[] {
+  if (rounds.length === 0) return [];
   const out: string[] = [];
   const lost = rounds.reduce((n, r) => n + Math.max(0, r.expected - r.deliveries), 0);
   const expected = rounds.reduce((n, r) => n + r.expected, 0);
-  if (lost > 0) out.push(`${side}: ${lost} of ${expected} expected deliveries had not arrived 2 s after the last post`);
+  if (lost > 0) out.push(`${side}: ${lost} of ${expected} expected deliveries had not arrived 2 s after the last one`);
   const failedPosts = rounds.reduce((n, r) => n + r.posts.failed, 0);
   if (failedPosts > 0) out.push(`${side}: ${failedPosts} posts failed (${JSON.stringify(rounds.map((r) => r.posts.statuses))})`);
-  const failedStreams = rounds.reduce((n, r) => n + r.failed, 0);
+  const failedStreams = rounds.reduce((n, r) => n + (r.failed ?? 0), 0);
   if (failedStreams > 0) out.push(`${side}: ${failedStreams} streams failed to open`);
-  out.push(`${side}: streams open in ${rounds.map((r) => (r.openMs / 1000).toFixed(1)).join(' / ')} s`);
+  if (rounds[0]!.ms !== undefined) out.push(`${side}: streams opened in ${rounds.map((r) => ((r.ms ?? 0) / 1000).toFixed(1)).join(' / ')} s`);
   return out;
 }
 
-/** Scenarios 3 (fan-out) and 5 (memory per connection) share their rounds. */
+/** Scenarios 3 and 5 share their rounds; 4 runs after them. */
 export async function streams(b: Bench, fanout: Scenario, memory: Scenario, e2e: Scenario, run: { fanout: boolean; e2e: boolean }) {
   const { clients, procs, fdLimit } = await sseClients(b, settings.sseClientProcesses);
   const ctx: StreamCtx = { clients, procs, keys: [], userIds: [], metadata: true, fdLimit };
+  const guard = async (list: Scenario[], fn: () => Promise<void>) => {
+    try {
+      await fn();
+    } catch (err) {
+      if (err instanceof Unavailable) return;
+      b.log(`error: ${(err as Error).stack ?? err}`);
+      for (const s of list) {
+        s.status = 'failed';
+        s.reason = (err as Error).message.slice(0, 500);
+      }
+    }
+  };
   try {
     const users = await streamUsers(b, settings.sseUsers);
     ctx.keys = users.keys;
@@ -485,8 +509,8 @@ export async function streams(b: Bench, fanout: Scenario, memory: Scenario, e2e:
     await addMembers(b, fanoutChannel, users.userIds);
     const reason = await probeStream(b, ctx, fanoutChannel);
     for (const s of [fanout, memory, e2e]) if (reason) s.reason = reason;
-    if (run.fanout) await fanoutAndMemory(b, ctx, fanout, memory, fanoutChannel, reason === null);
-    if (run.e2e) await endToEnd(b, ctx, e2e, users, reason === null);
+    if (run.fanout) await guard([fanout, memory], () => fanoutAndMemory(b, ctx, fanout, memory, fanoutChannel, reason === null));
+    if (run.e2e) await guard([e2e], () => endToEnd(b, ctx, e2e, users, reason === null));
   } finally {
     for (const p of procs) await p.stop(1000);
   }
@@ -504,27 +528,24 @@ async function fanoutAndMemory(b: Bench, ctx: StreamCtx, fanout: Scenario, memor
   }
   const axidSpecs: StreamSpec[] = Array.from({ length: n }, (_, i) => ({ path: '/api/v1/stream', key: ctx.keys[i % ctx.keys.length] }));
   const floorSpecs: StreamSpec[] = Array.from({ length: n }, () => ({ path: `/api/v1/stream?channel=${channelId}` }));
-  const o = { postPaths: [`/api/v1/channels/${channelId}/messages`], rate: settings.fanoutRate, seconds: settings.fanoutSeconds };
+  const postPath = `/api/v1/channels/${channelId}/messages`;
   const { a, f } = await interleave(
     b,
     'fan-out',
-    available ? () => streamRound(b, ctx, 'axid', { ...o, specs: axidSpecs }) : null,
-    () => streamRound(b, ctx, 'floor', { ...o, specs: floorSpecs }),
+    available ? () => fanoutRound(b, ctx, 'axid', axidSpecs, postPath) : null,
+    () => fanoutRound(b, ctx, 'floor', floorSpecs, postPath),
   );
-  const streamsOpen = [...a, ...f].map((r) => r.opened);
-  const note = `${Math.min(...streamsOpen)}–${Math.max(...streamsOpen)} streams open (${ctx.keys.length} users), ${settings.fanoutRate} posts/s for ${settings.fanoutSeconds} s`;
-  fanout.notes.push(note, ...roundNotes('Axid', a), ...roundNotes('floor', f));
+  const open = [...a, ...f].map((r) => r.opened);
+  const count = Math.min(...open) === Math.max(...open) ? `${open[0]}` : `${Math.min(...open)}–${Math.max(...open)}`;
+  fanout.notes.push(`${count} streams (${ctx.keys.length} users), ${settings.fanoutRate} posts/s for ${settings.fanoutSeconds} s`, ...roundNotes('Axid', a), ...roundNotes('floor', f));
   fanout.metrics.push(
     { metric: 'deliveries/s', unit: '/s', axid: a.map((r) => r.deliveriesPerS), floor: f.map((r) => r.deliveriesPerS), target: { kind: 'ratio', op: '>=', value: 0.7 } },
     { metric: 'p99 delivery latency', unit: 'ms', axid: a.map((r) => r.p99), floor: f.map((r) => r.p99), target: { kind: 'ratio', op: '<=', value: 1.5 } },
     { metric: 'p50 delivery latency', unit: 'ms', axid: a.map((r) => r.p50), floor: f.map((r) => r.p50) },
   );
-  memory.notes.push(`RSS with ${Math.min(...streamsOpen)}–${Math.max(...streamsOpen)} idle streams minus RSS with none, fresh process each round`);
+  memory.notes.push(`RSS with ${count} idle streams minus RSS with none, a fresh server process each round`);
   memory.metrics.push({ metric: 'memory per stream', unit: 'KB', axid: a.map((r) => r.perConnKb), floor: f.map((r) => r.perConnKb), target: { kind: 'ratio', op: '<=', value: 1.5 } });
   if (available) memory.metrics.push({ metric: 'memory per stream, Axid', unit: 'KB', axid: a.map((r) => r.perConnKb), floor: [], target: { kind: 'abs', op: '<', value: 16, aim: true } });
-  if (!available) {
-    throw new Unavailable(fanout.reason);
-  }
 }
 
 async function endToEnd(b: Bench, ctx: StreamCtx, s: Scenario, users: { keys: string[]; userIds: string[] }, available: boolean) {
@@ -543,24 +564,36 @@ async function endToEnd(b: Bench, ctx: StreamCtx, s: Scenario, users: { keys: st
       floorSpecs.push({ path: `/api/v1/stream?channel=${channels[i]}` });
     }
   }
-  const o = { postPaths: channels.map((c) => `/api/v1/channels/${c}/messages`), rate: settings.e2eRate, seconds: settings.e2eSeconds };
-  const { a, f } = await interleave(
-    b,
-    'end to end',
-    available ? () => streamRound(b, ctx, 'axid', { ...o, specs: axidSpecs }) : null,
-    () => streamRound(b, ctx, 'floor', { ...o, specs: floorSpecs }),
-  );
-  s.notes.push(
-    `${settings.e2eConnections} streams over ${settings.e2eChannels} channels (${perChannel} streams of one user each), ${settings.e2eRate} posts/s round robin for ${settings.e2eSeconds} s`,
-    ...roundNotes('Axid', a),
-    ...roundNotes('floor', f),
-  );
-  s.metrics.push(
-    { metric: 'p99 post→receipt', unit: 'ms', axid: a.map((r) => r.p99), floor: f.map((r) => r.p99), target: { kind: 'ratio', op: '<=', value: 1.5 } },
-    { metric: 'p50 post→receipt', unit: 'ms', axid: a.map((r) => r.p50), floor: f.map((r) => r.p50) },
-  );
-  if (available) s.metrics.push({ metric: 'p99 post→receipt, Axid', unit: 'ms', axid: a.map((r) => r.p99), floor: [], target: { kind: 'abs', op: '<', value: 100 } });
-  if (!available) throw new Unavailable(s.reason);
+  // Both servers stay up with their streams open for all rounds; only one side posts at a time.
+  const floor = await startFloorSse(b);
+  const gw = available ? await startGateway(b) : null;
+  try {
+    const floorOpen = await openStreams(b, ctx, 'floor', floor.url, floorSpecs);
+    const axidOpen = gw ? await openStreams(b, ctx, 'Axid', gw.url, axidSpecs) : null;
+    const o = { postPaths: channels.map((c) => `/api/v1/channels/${c}/messages`), rate: settings.e2eRate };
+    // Warm-up, not measured.
+    if (axidOpen) await postAndReceive(b, ctx, 'axid', { ...o, seconds: 1, streams: axidOpen.opened });
+    await postAndReceive(b, ctx, 'floor', { ...o, seconds: 1, streams: floorOpen.opened });
+    const { a, f } = await interleave(
+      b,
+      'end to end',
+      axidOpen ? () => postAndReceive(b, ctx, 'axid', { ...o, seconds: settings.e2eSeconds, streams: axidOpen.opened }) : null,
+      () => postAndReceive(b, ctx, 'floor', { ...o, seconds: settings.e2eSeconds, streams: floorOpen.opened }),
+    );
+    s.notes.push(
+      `${floorOpen.opened} floor / ${axidOpen?.opened ?? 0} Axid streams over ${settings.e2eChannels} channels (${perChannel} streams of one user each), ${settings.e2eRate} posts/s round robin for ${settings.e2eSeconds} s`,
+      ...roundNotes('Axid', a),
+      ...roundNotes('floor', f),
+    );
+    s.metrics.push(
+      { metric: 'p99 post→receipt', unit: 'ms', axid: a.map((r) => r.p99), floor: f.map((r) => r.p99), target: { kind: 'ratio', op: '<=', value: 1.5 } },
+      { metric: 'p50 post→receipt', unit: 'ms', axid: a.map((r) => r.p50), floor: f.map((r) => r.p50) },
+      { metric: 'deliveries/s', unit: '/s', axid: a.map((r) => r.deliveriesPerS), floor: f.map((r) => r.deliveriesPerS) },
+    );
+    if (available) s.metrics.push({ metric: 'p99 post→receipt, Axid', unit: 'ms', axid: a.map((r) => r.p99), floor: [], target: { kind: 'abs', op: '<', value: 100 } });
+  } finally {
+    await gw?.proc.stop(1500);
+    await floor.proc.stop(1500);
+    await Promise.all(ctx.clients.map((c) => c.call('close')));
+  }
 }
-
-export type { Metric };

@@ -17,7 +17,7 @@ export const settings = {
   sseUsers: 100,
   sseClientProcesses: 2,
   fanoutRate: 10,
-  fanoutSeconds: int('BENCH_FANOUT_SECONDS', 6),
+  fanoutSeconds: int('BENCH_FANOUT_SECONDS', 5),
   /** Scenario 4: e2eChannels channels of one user each, e2eConnections streams in all. */
   e2eConnections: 1000,
   e2eChannels: 100,
