@@ -105,6 +105,14 @@ function machine() {
   };
 }
 
+/** Rewrites the text between the bench:results markers of a document. */
+function replaceBlock(file: string, body: string) {
+  if (!existsSync(file)) return;
+  const current = readFileSync(file, 'utf8');
+  const next = current.replace(/<!-- bench:results:start -->[\s\S]*<!-- bench:results:end -->/, () => `<!-- bench:results:start -->\n${body}\n<!-- bench:results:end -->`);
+  if (next !== current) writeFileSync(file, next);
+}
+
 function write(totalS: number, b: Partial<Bench>) {
   const m = machine();
   const rows = scenarios.flatMap((s) => rowsOf(s).map((r) => ({ ...r, status: s.status })));
@@ -135,13 +143,10 @@ function write(totalS: number, b: Partial<Bench>) {
   if (settings.only.length === 0 && process.env.BENCH_NO_COMMIT_COPY !== '1') {
     writeFileSync(path.join(benchDir, 'results.json'), JSON.stringify(json, null, 2) + '\n');
     writeFileSync(path.join(benchDir, 'RESULTS.md'), md);
-    const doc = path.join(repoRoot, 'docs/bench.md');
-    if (existsSync(doc)) {
-      const current = readFileSync(doc, 'utf8');
-      const block = `<!-- bench:results:start -->\nMachine: ${machineLine}.\n\n${text}\n\n${noteLines.map((n) => `- ${n}`).join('\n')}\n<!-- bench:results:end -->`;
-      const next = current.replace(/<!-- bench:results:start -->[\s\S]*<!-- bench:results:end -->/, block);
-      if (next !== current) writeFileSync(doc, next);
-    }
+    // docs/bench.md gets the table and its notes; the README the table alone.
+    const withNotes = `Machine: ${machineLine}.\n\n${text}\n\n${noteLines.map((n) => `- ${n}`).join('\n')}`;
+    replaceBlock(path.join(repoRoot, 'docs/bench.md'), withNotes);
+    replaceBlock(path.join(repoRoot, 'README.md'), `Machine: ${machineLine}.\n\n${text}`);
   }
   process.stdout.write(`\n${text}\n\n${noteLines.map((n) => `- ${n}`).join('\n')}\n\nMachine: ${machineLine}\nResults: bench-results/latest.json\n`);
 }
