@@ -2,6 +2,7 @@
 // processes against the local Postgres and Redis, runs every scenario A B A B,
 // prints one table, writes the results, and removes everything it created.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
@@ -105,6 +106,23 @@ function machine() {
   };
 }
 
+/** Files a full run rewrites: not counted as local changes to the measured code. */
+const OUTPUTS = ['test/bench/results.json', 'test/bench/RESULTS.md', 'README.md', 'docs/bench.md'];
+
+function gitCommit(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot }).toString().trim();
+    const dirty = execFileSync(
+      'git',
+      ['status', '--porcelain', '--untracked-files=no', '--', '.', ...OUTPUTS.map((f) => `:!${f}`)],
+      { cwd: repoRoot },
+    ).toString().trim();
+    return dirty ? `${head}+changes` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
 /** Rewrites the text between the bench:results markers of a document. */
 function replaceBlock(file: string, body: string) {
   if (!existsSync(file)) return;
@@ -118,6 +136,7 @@ function write(totalS: number, b: Partial<Bench>) {
   const rows = scenarios.flatMap((s) => rowsOf(s).map((r) => ({ ...r, status: s.status })));
   const json = {
     ranAt: new Date(started).toISOString(),
+    commit: gitCommit(),
     seconds: Math.round(totalS),
     machine: m,
     settings: { ...settings, only: settings.only.length ? settings.only : 'all' },
@@ -127,7 +146,7 @@ function write(totalS: number, b: Partial<Bench>) {
   };
   const text = table(scenarios);
   const noteLines = [...notes(scenarios), ...(b.notes ?? [])];
-  const machineLine = `${m.nproc} cores (${m.cpu}), ${m.memoryGb} GB, Node ${m.node}, ${m.os}; ${Math.round(totalS)} s; ${json.ranAt}`;
+  const machineLine = `${m.nproc} cores (${m.cpu}), ${m.memoryGb} GB, Node ${m.node}, ${m.os}; commit ${json.commit}; ${Math.round(totalS)} s; ${json.ranAt}`;
   const md = [
     '# Bench results',
     '',
