@@ -56,6 +56,8 @@ export async function startAxid(b: Bench, name: string, roles: string, o: { rais
   const proc = spawnNode(name, 'services/main.ts', {
     env: { ...b.axidEnv, ROLES: roles, PORT: String(port), PUBLIC_BASE_URL: b.axidEnv.PUBLIC_BASE_URL ?? url },
     raiseFileLimit: o.raiseFileLimit,
+    // e.g. --cpu-prof --cpu-prof-dir=<dir>: profiles are written when the bench stops the process
+    nodeFlags: (process.env.BENCH_AXID_NODE_FLAGS ?? '').split(' ').filter(Boolean),
   });
   await waitReady(proc, `${url}/readyz`);
   return { proc, url };

@@ -27,13 +27,15 @@ export interface SpawnOptions {
   args?: string[];
   /** Adds an IPC channel (fd 3). */
   ipc?: boolean;
+  /** Node flags before the script, e.g. --cpu-prof. */
+  nodeFlags?: string[];
   /** Raise `ulimit -n` first (through bash, then exec: the pid stays the node process). */
   raiseFileLimit?: boolean;
 }
 
 /** Runs a TypeScript file under node with tsx, as the stack itself is run. */
 export function spawnNode(name: string, script: string, o: SpawnOptions = {}): Proc {
-  const nodeArgs = ['--import', 'tsx', script, ...(o.args ?? [])];
+  const nodeArgs = [...(o.nodeFlags ?? []), '--import', 'tsx', script, ...(o.args ?? [])];
   const stdio: ('ignore' | 'pipe' | 'ipc')[] = ['ignore', 'pipe', 'pipe'];
   if (o.ipc) stdio.push('ipc');
   const env = { ...process.env, ...o.env };
