@@ -1,0 +1,32 @@
+// What the bench runs and how long. Environment overrides are for trying
+// things out; the committed results use the defaults.
+const int = (name: string, fallback: number) => {
+  const v = process.env[name];
+  return v && /^\d+$/.test(v) ? Number(v) : fallback;
+};
+
+export const settings = {
+  rounds: int('BENCH_ROUNDS', 3),
+  /** Per side per round, scenarios 1, 2 and 7. */
+  httpSeconds: int('BENCH_HTTP_SECONDS', 5),
+  warmupSeconds: int('BENCH_WARMUP_SECONDS', 2),
+  httpConnections: 50,
+  historyRows: int('BENCH_HISTORY_ROWS', 100_000),
+  /** Scenario 3 and 5: streams on one gateway, shared by sseUsers users. */
+  sseConnections: int('BENCH_SSE_CONNECTIONS', 10_000),
+  sseUsers: 100,
+  sseClientProcesses: 2,
+  fanoutRate: 10,
+  fanoutSeconds: int('BENCH_FANOUT_SECONDS', 5),
+  /** Scenario 4: e2eChannels channels of one user each, e2eConnections streams in all. */
+  e2eConnections: 1000,
+  e2eChannels: 100,
+  e2eRate: 200,
+  e2eSeconds: int('BENCH_E2E_SECONDS', 5),
+  uploadBytes: int('BENCH_UPLOAD_BYTES', 100 * 1024 * 1024),
+  /** Comma list of scenario numbers to run (default: all). */
+  only: (process.env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((s) => Number(s.trim()))
+    .filter((n) => n > 0),
+};
