@@ -86,6 +86,8 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
           streamKey: rt.streamKey,
           log,
           metrics: rt.metrics,
+          redisUrl: deps.redisUrl,
+          wakeChannel: keys(config.redisKeyPrefix).outboxWake,
           listen: !deps.embeddedDatabase,
         })
       : null;
@@ -97,7 +99,10 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: rt.streamKey, log, blockMs: 5_000 })
       : null;
   reader?.subscribe((event) => rt.access.onEvent(event));
-  const stopLocalInvalidation = onCommittedEvents((events) => events.forEach((e) => rt.access.onEvent(e)));
+  const stopCommitListener = onCommittedEvents((events) => {
+    relay?.wake();
+    for (const e of events) rt.access.onEvent(e);
+  });
   reader?.start();
   await reader?.ready();
   const gateway = roles.has('gateway') ? createGateway(rt, { databaseUrl: deps.databaseUrl, redisUrl: deps.redisUrl, reader: reader! }) : null;
@@ -135,7 +140,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       await serverClosed;
       clearTimeout(hardStop);
       await relay?.stop();
-      stopLocalInvalidation();
+      stopCommitListener();
       await reader?.stop();
       await closeQueue(rt);
       await redis.quit().catch(() => redis.disconnect());

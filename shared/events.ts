@@ -49,7 +49,6 @@ export interface AxidEvent {
   data: Record<string, unknown>;
 }
 
-export const OUTBOX_CHANNEL = 'axid_outbox';
 
 type CommitListener = (events: AxidEvent[]) => void;
 const commitListeners = new Set<CommitListener>();
@@ -64,21 +63,27 @@ export function onCommittedEvents(listener: CommitListener): () => void {
   return () => commitListeners.delete(listener);
 }
 
+/**
+ * Tells this process's listeners that events were committed: the relay is
+ * woken (in place of pg_notify, which serializes every notifying commit in
+ * Postgres) and the access cache drops what they change. Call it after a
+ * statement that wrote outbox rows outside a transaction.
+ */
+export function eventsCommitted(events: AxidEvent[]): void {
+  for (const listener of commitListeners) listener(events);
+}
+
 function afterCommit(trx: Db, events: AxidEvent[]) {
   if (commitListeners.size === 0) return;
-  const fire = () => {
-    for (const listener of commitListeners) listener(events);
-  };
   const t = trx as Knex.Transaction;
-  if (t.isTransaction && t.executionPromise) void t.executionPromise.then(fire, () => undefined);
-  else fire(); // autocommit: the insert was the commit
+  if (t.isTransaction && t.executionPromise) void t.executionPromise.then(() => eventsCommitted(events), () => undefined);
+  else eventsCommitted(events); // autocommit: the insert was the commit
 }
 
 /** Records events in the caller's transaction; they are published after commit. */
 export async function recordEvents(trx: Db, events: AxidEvent[]): Promise<void> {
   if (events.length === 0) return;
   await trx('outbox').insert(events.map((event) => ({ event: JSON.stringify(event) })));
-  await trx.raw('SELECT pg_notify(?, ?)', [OUTBOX_CHANNEL, '']);
   afterCommit(trx, events);
 }
 

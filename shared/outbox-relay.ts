@@ -2,12 +2,16 @@
 // active at a time (a session advisory lock elects it), so rows reach the
 // stream in the order their transactions became visible: commit order.
 // Rows are deleted only after XADD succeeded, so a Redis outage delays events
-// and loses none.
+// and loses none. Writers wake the relay after commit: directly when it runs
+// in their process, else with a Redis PUBLISH (not pg_notify: Postgres
+// serializes the commits of notifying transactions); a 1 s poll catches
+// any wake-up lost while Redis was away.
 import pg from 'pg';
 import type { Knex } from 'knex';
 import type { Logger } from './logger.js';
 import type { Redis } from './redis.js';
-import { OUTBOX_CHANNEL, STREAM_MAXLEN } from './events.js';
+import { STREAM_MAXLEN } from './events.js';
+import { createRedis } from './redis.js';
 import type { Metrics } from './metrics.js';
 
 const RELAY_LOCK_KEY = 0x41584945;
@@ -23,7 +27,10 @@ export interface RelayOptions {
   streamKey: string;
   log: Logger;
   metrics: Metrics;
-  /** false for the single-connection embedded database: poll through the pool instead. */
+  redisUrl: string;
+  /** The Redis channel writers publish wake-ups on. */
+  wakeChannel: string;
+  /** false for the single-connection embedded database: no lock, queries through the pool. */
   listen: boolean;
 }
 
@@ -34,11 +41,46 @@ export class OutboxRelay {
   private draining: Promise<void> | null = null;
   private again = false;
   private timer: NodeJS.Timeout | null = null;
+  private readonly subscriber: Redis;
+  private publishing = false;
+  private publishAgain = false;
 
-  constructor(private readonly o: RelayOptions) {}
+  constructor(private readonly o: RelayOptions) {
+    this.subscriber = createRedis(o.redisUrl, 'axid-relay-wake');
+    this.subscriber.on('error', (err) => o.log.debug({ err: err.message }, 'relay wake-up connection error'));
+    this.subscriber.on('message', () => {
+      if (this.leader) void this.kick().catch((err) => this.o.log.warn({ err }, 'outbox relay: drain failed'));
+    });
+  }
 
   start(): void {
+    void this.subscriber.subscribe(this.o.wakeChannel).catch(() => undefined);
     void this.tick();
+  }
+
+  /** Called after a commit that wrote outbox rows: wakes the elected relay. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.leader) {
+      void this.kick().catch((err) => this.o.log.warn({ err }, 'outbox relay: drain failed'));
+      return;
+    }
+    // One PUBLISH in flight at a time; wake-ups meanwhile fold into one more.
+    if (this.publishing) {
+      this.publishAgain = true;
+      return;
+    }
+    this.publishing = true;
+    void this.o.redis
+      .publish(this.o.wakeChannel, '1')
+      .catch(() => undefined)
+      .finally(() => {
+        this.publishing = false;
+        if (this.publishAgain) {
+          this.publishAgain = false;
+          this.wake();
+        }
+      });
   }
 
   /** Drains whatever is pending now; resolves when the outbox was seen empty. */
@@ -71,6 +113,7 @@ export class OutboxRelay {
       new Promise((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS))),
     ]);
     clearTimeout(timer);
+    this.subscriber.disconnect();
     await this.client?.end().catch(() => undefined);
     this.client = null;
   }
@@ -95,15 +138,11 @@ export class OutboxRelay {
     if (!this.client) {
       const client = new pg.Client({ connectionString: this.o.databaseUrl, application_name: 'axid-relay' });
       client.on('error', () => void this.resetClient());
-      client.on('notification', () => {
-        if (this.leader) void this.kick().catch((err) => this.o.log.warn({ err }, 'outbox relay: drain failed'));
-      });
       await client.connect();
       this.client = client;
     }
     const { rows } = await this.client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [RELAY_LOCK_KEY]);
     if (rows[0]?.locked) {
-      await this.client.query(`LISTEN ${OUTBOX_CHANNEL}`);
       this.leader = true;
       this.o.log.debug('outbox relay: elected');
     }

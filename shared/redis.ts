@@ -19,4 +19,5 @@ export const keys = (prefix: string) => ({
   events: `${prefix}events`,
   rateLimit: `${prefix}rl:`,
   queue: `${prefix}bull`,
+  outboxWake: `${prefix}outbox-wake`,
 });

@@ -6,7 +6,7 @@ import type { Actor } from '../../../../shared/auth.js';
 import type { Knex } from '../../../../shared/db/knex.js';
 import { validateContentJson } from '../../../../shared/blocks/index.js';
 import { AppError, forbidden, invalid, notFound } from '../../../../shared/errors.js';
-import { publishEphemeral, recordEvents, type AxidEvent } from '../../../../shared/events.js';
+import { eventsCommitted, publishEphemeral, recordEvents, type AxidEvent } from '../../../../shared/events.js';
 import { decodeCursor, pageOf } from '../../../../shared/http/envelope.js';
 import { parseOrThrow } from '../../../../shared/http/route.js';
 import { isUuid } from '../../../../shared/ids.js';
@@ -106,6 +106,7 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
     throw err;
   }
   if (!inserted) throw badThread();
+  eventsCommitted([event]);
   return message;
 }
 

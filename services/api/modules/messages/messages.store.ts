@@ -1,5 +1,5 @@
 import type { Db } from '../../../../shared/db/knex.js';
-import { OUTBOX_CHANNEL, type AxidEvent } from '../../../../shared/events.js';
+import type { AxidEvent } from '../../../../shared/events.js';
 import type { MessageRow, ReactionSummary } from './messages.presenter.js';
 
 const MESSAGE_COLUMNS = [
@@ -66,7 +66,7 @@ export async function insertMessageWithEvent(db: Db, m: NewMessage, event: AxidE
      ), o AS (
        INSERT INTO outbox (event) SELECT ?::jsonb FROM m RETURNING id
      )
-     SELECT pg_notify(?, '') FROM o`,
+     SELECT id FROM o`,
     [
       m.id,
       m.workspace_id,
@@ -85,7 +85,6 @@ export async function insertMessageWithEvent(db: Db, m: NewMessage, event: AxidE
       m.thread_id,
       m.channel_id,
       JSON.stringify(event),
-      OUTBOX_CHANNEL,
     ],
   );
   return result.rowCount === 1;
