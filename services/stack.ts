@@ -43,7 +43,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   const deps = await resolveDependencies(config, log, probes);
   await ensureDatabase(deps.databaseUrl);
   const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10);
-  const redis = createRedis(deps.redisUrl, 'axid-commands');
+  const redis = createRedis(deps.redisUrl, 'axid-commands', { autoPipelining: true });
   redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
   const s3 = new S3Client({
     endpoint: deps.s3Endpoint,

@@ -115,8 +115,8 @@ export class RouteTable {
     }
     chain.push(async (ctx) => {
       const request = {
-        params: parseOrThrow(spec.params ?? z.object({}), ctx.params, 'path'),
-        query: parseOrThrow(spec.query ?? z.object({}), ctx.query, 'query'),
+        params: spec.params ? parseOrThrow(spec.params, ctx.params, 'path') : {},
+        query: spec.query ? parseOrThrow(spec.query, ctx.query, 'query') : {},
         body: spec.body && !spec.rawBody ? parseOrThrow(spec.body, ctx.request.body ?? {}, 'body') : undefined,
         rt: ctx.state.rt,
         ctx,

@@ -1,4 +1,5 @@
-import type { Db } from '../../../../shared/db/knex.js';
+import type pg from 'pg';
+import type { Db, Knex } from '../../../../shared/db/knex.js';
 import type { AxidEvent } from '../../../../shared/events.js';
 import type { MessageRow, ReactionSummary } from './messages.presenter.js';
 
@@ -42,20 +43,16 @@ export interface NewMessage {
   created_at: Date;
 }
 
-/**
- * Posts a message in ONE statement (one round trip, atomic): the message, the
- * thread record of a reply (created by the first reply, counted by the next),
- * its outbox row and the relay's wake-up. A reply is inserted only if thread_id
- * names a top-level message of the same channel; false when it did not.
- */
-export async function insertMessageWithEvent(db: Db, m: NewMessage, event: AxidEvent): Promise<boolean> {
-  const result = await db.raw(
-    `WITH m AS (
+// The hot path of posting, sent as a named prepared statement: Postgres
+// parses and plans it once per connection, and each post sends only its values.
+const INSERT_MESSAGE = {
+  name: 'axid_insert_message',
+  text: `WITH m AS (
        INSERT INTO messages (id, workspace_id, channel_id, author_id, thread_id, content, content_json, metadata,
                              card_origin, mentioned_user_ids, display, webhook_id, created_at)
-       SELECT ?::uuid, ?::uuid, ?::uuid, ?::uuid, ?::uuid, ?, ?::jsonb, ?::jsonb, ?, ?::uuid[], ?::jsonb, ?::text, ?::timestamptz
-       WHERE ?::uuid IS NULL
-          OR EXISTS (SELECT 1 FROM messages r WHERE r.id = ?::uuid AND r.channel_id = ?::uuid AND r.thread_id IS NULL)
+       SELECT $1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6, $7::jsonb, $8::jsonb, $9, $10::uuid[], $11::jsonb, $12::text, $13::timestamptz
+       WHERE $14::uuid IS NULL
+          OR EXISTS (SELECT 1 FROM messages r WHERE r.id = $15::uuid AND r.channel_id = $16::uuid AND r.thread_id IS NULL)
        RETURNING thread_id, workspace_id, channel_id, created_at
      ), t AS (
        INSERT INTO threads (root_message_id, workspace_id, channel_id, reply_count, last_reply_at)
@@ -64,30 +61,45 @@ export async function insertMessageWithEvent(db: Db, m: NewMessage, event: AxidE
          SET reply_count = threads.reply_count + 1,
              last_reply_at = GREATEST(threads.last_reply_at, EXCLUDED.last_reply_at)
      ), o AS (
-       INSERT INTO outbox (event) SELECT ?::jsonb FROM m RETURNING id
+       INSERT INTO outbox (event) SELECT $17::jsonb FROM m RETURNING id
      )
      SELECT id FROM o`,
-    [
-      m.id,
-      m.workspace_id,
-      m.channel_id,
-      m.author_id,
-      m.thread_id,
-      m.content,
-      json(m.content_json),
-      json(m.metadata),
-      m.card_origin,
-      uuidArray(m.mentioned_user_ids),
-      json(m.display),
-      m.webhook_id,
-      m.created_at.toISOString(),
-      m.thread_id,
-      m.thread_id,
-      m.channel_id,
-      JSON.stringify(event),
-    ],
-  );
-  return result.rowCount === 1;
+};
+
+/**
+ * Posts a message in ONE statement (one round trip, atomic): the message, the
+ * thread record of a reply (created by the first reply, counted by the next)
+ * and its outbox row. A reply is inserted only if thread_id names a top-level
+ * message of the same channel; false when it did not.
+ */
+export async function insertMessageWithEvent(db: Knex, m: NewMessage, event: AxidEvent): Promise<boolean> {
+  const values = [
+    m.id,
+    m.workspace_id,
+    m.channel_id,
+    m.author_id,
+    m.thread_id,
+    m.content,
+    json(m.content_json),
+    json(m.metadata),
+    m.card_origin,
+    uuidArray(m.mentioned_user_ids),
+    json(m.display),
+    m.webhook_id,
+    m.created_at.toISOString(),
+    m.thread_id,
+    m.thread_id,
+    m.channel_id,
+    JSON.stringify(event),
+  ];
+  // knex has no named statements: borrow a connection from its pool.
+  const conn = (await db.client.acquireConnection()) as pg.Client;
+  try {
+    const result = await conn.query({ ...INSERT_MESSAGE, values });
+    return result.rowCount === 1;
+  } finally {
+    await db.client.releaseConnection(conn);
+  }
 }
 
 /** A history page, newest first: top-level messages, or one thread's replies. */
