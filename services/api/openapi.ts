@@ -38,19 +38,17 @@ const SERVICE_HEADERS = {
 };
 
 function operation(spec: RouteSpec, fullPath: string) {
-  const status = String(spec.status ?? 200);
-  const success =
-    spec.method === 'delete' || status === '204'
-      ? { '204': { description: 'Done', headers: SERVICE_HEADERS } }
-      : {
-          [status]: {
-            description: 'Success',
-            headers: SERVICE_HEADERS,
-            content: fullPath.startsWith('/hooks/compat')
-              ? { 'text/plain': { schema: { type: 'string', const: 'ok' } } }
-              : { 'application/json': { schema: ref(/^get$/.test(spec.method) && isList(spec) ? 'ListEnvelope' : 'DataEnvelope') } },
-          },
-        };
+  const json = () => ({
+    description: 'Success',
+    headers: SERVICE_HEADERS,
+    content: fullPath.startsWith('/hooks/compat')
+      ? { 'text/plain': { schema: { type: 'string', const: 'ok' } } }
+      : { 'application/json': { schema: ref(spec.method === 'get' && isList(spec) ? 'ListEnvelope' : 'DataEnvelope') } },
+  });
+  const success: Record<string, unknown> = {};
+  for (const status of [spec.status ?? (spec.method === 'delete' ? 204 : 200), ...(spec.alsoStatus ?? [])]) {
+    success[String(status)] = status === 204 ? { description: 'Done', headers: SERVICE_HEADERS } : json();
+  }
   const errors = Object.fromEntries(
     [...new Set(Object.values(ERROR_STATUS))].map((code) => [
       String(code),

@@ -24,6 +24,8 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
   body?: B;
   /** Success status; 204 when the handler returns nothing. */
   status?: number;
+  /** Other success statuses the handler may answer with `Reply` (documented too). */
+  alsoStatus?: number[];
   /** Body media types accepted besides JSON (the compatible webhook takes forms). */
   form?: boolean;
   /** Handles its own body (multipart uploads): no body parser runs. */

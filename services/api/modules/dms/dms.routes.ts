@@ -18,6 +18,7 @@ export function dmRoutes(routes: RouteTable) {
         tag,
         body: OpenConversationBody,
         status: 201,
+        alsoStatus: [200],
       },
       async ({ rt, actor, body }) => {
         const { created, conversation } = await dms.openConversation(rt.db, actor, body.user_ids);

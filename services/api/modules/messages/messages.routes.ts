@@ -54,6 +54,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
         params: PM,
         body: ReactionBody,
         status: 201,
+        alsoStatus: [200],
       },
       async ({ rt, actor, params, body }) => {
         const { created, reaction } = await messages.addReaction(rt, actor, params[param]!, kind, params.message_id!, body.emoji);
@@ -67,7 +68,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       },
     );
   if (o.typing) {
-    routes.add({ method: 'post', path: `${base}/typing`, summary: 'Send a typing indicator', tag, params: P }, async ({ rt, actor, params }) => {
+    routes.add({ method: 'post', path: `${base}/typing`, summary: 'Send a typing indicator', tag, params: P, status: 204 }, async ({ rt, actor, params }) => {
       await messages.sendTyping(rt, actor, params[param]!, kind);
     });
   }

@@ -137,8 +137,7 @@ export async function listMessages(rt: Runtime, actor: Actor, channelId: string,
   const before = decodeCursor(q.cursor);
   if (q.thread_id && !(await store.isRootOf(rt.db, channel.id, q.thread_id))) throw badThread();
   const rows = await store.listMessages(rt.db, { channelId: channel.id, threadId: q.thread_id, before, limit: q.limit });
-  const page = rows.slice(0, q.limit);
-  return pageOf(rows, q.limit, await present(rt, page));
+  return pageOf(rows, q.limit, (row) => presentMessage(row, row.reactions));
 }
 
 async function requireMessage(rt: Runtime, channelId: string, messageId: string) {

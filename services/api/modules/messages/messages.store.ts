@@ -102,7 +102,14 @@ export async function insertMessageWithEvent(db: Knex, m: NewMessage, event: Axi
   }
 }
 
-/** A history page, newest first: top-level messages, or one thread's replies. */
+/** The reactions of message `m`, summarised per emoji in the order first added. */
+const REACTIONS_OF_M = `(SELECT coalesce(json_agg(json_build_object('emoji', x.emoji, 'count', x.count, 'user_ids', x.user_ids)
+                                 ORDER BY x.first, x.emoji), '[]'::json)
+     FROM (SELECT emoji, count(*)::int AS count, array_agg(user_id::text ORDER BY created_at, user_id) AS user_ids,
+                  min(created_at) AS first
+             FROM reactions r WHERE r.message_id = m.id GROUP BY emoji) x) AS reactions`;
+
+/** A history page, newest first, with each message's reactions (one round trip). */
 export const listMessages = (db: Db, o: { channelId: string; threadId?: string; before?: number; limit: number }) =>
   db('messages as m')
     .leftJoin('threads as t', 't.root_message_id', 'm.id')
@@ -114,7 +121,7 @@ export const listMessages = (db: Db, o: { channelId: string; threadId?: string; 
     })
     .orderBy('m.seq', 'desc')
     .limit(o.limit + 1)
-    .select(MESSAGE_COLUMNS) as Promise<MessageRow[]>;
+    .select([...MESSAGE_COLUMNS, db.raw(REACTIONS_OF_M)]) as Promise<(MessageRow & { reactions: ReactionSummary[] })[]>;
 
 export const findMessage = (db: Db, channelId: string, messageId: string) =>
   db('messages as m')
