@@ -47,9 +47,9 @@ export async function deleteWebhook(rt: Runtime, actor: Actor, webhookId: string
 
 /** The hook a post goes to, and its channel; both must still exist. */
 async function postingHook(rt: Runtime, webhookId: string): Promise<WebhookRow> {
-  const hook = await store.findWebhook(rt.db, webhookId);
+  const hook = await store.findPostingHook(rt.db, webhookId);
   if (!hook) throw notFound('Webhook');
-  if (!(await store.channelExists(rt.db, hook.channel_id))) {
+  if (!hook.channel_exists) {
     throw new AppError('channel_not_found', "this webhook's channel no longer exists");
   }
   return hook;

@@ -43,7 +43,14 @@ export const readableChannel = async (db: Db, workspaceId: string, channelId: st
         .first('c.id')
     : undefined;
 
-export const channelExists = async (db: Db, channelId: string) => Boolean(await db('channels').where({ id: channelId }).first('id'));
+/** A hook to post through, and whether its channel still exists: one query on the posting hot path. */
+export const findPostingHook = async (db: Db, id: string): Promise<(WebhookRow & { channel_exists: boolean }) | undefined> =>
+  WEBHOOK_ID.test(id)
+    ? db('incoming_webhooks as h')
+        .leftJoin('channels as c', 'c.id', 'h.channel_id')
+        .where('h.id', id)
+        .first('h.*', db.raw('(c.id IS NOT NULL) AS channel_exists'))
+    : undefined;
 
 // Attachments waiting for the worker to render them into their message.
 
