@@ -17,8 +17,6 @@ import type { Metrics } from './metrics.js';
 const RELAY_LOCK_KEY = 0x41584945;
 const BATCH = 500;
 const POLL_MS = 1000;
-/** Wake-ups within this window share one drain: bigger batches, fewer round trips under load. */
-const COALESCE_MS = 2;
 /** How long stop() waits for a drain in flight (it waits on Redis while Redis is away). */
 const STOP_WAIT_MS = 2000;
 
@@ -46,7 +44,7 @@ export class OutboxRelay {
   private readonly subscriber: Redis;
   private publishing = false;
   private publishAgain = false;
-  private wakeTimer: NodeJS.Timeout | null = null;
+  private wakeScheduled = false;
 
   constructor(private readonly o: RelayOptions) {
     this.subscriber = createRedis(o.redisUrl, 'axid-relay-wake');
@@ -84,12 +82,18 @@ export class OutboxRelay {
       });
   }
 
+  /**
+   * Wake-ups of one event-loop turn share one drain; a drain in flight takes
+   * the ones after it in its next round (kick). Batches grow with load, and
+   * nothing waits on a timer.
+   */
   private drainSoon(): void {
-    if (!this.leader || this.wakeTimer) return;
-    this.wakeTimer = setTimeout(() => {
-      this.wakeTimer = null;
+    if (!this.leader || this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
       void this.kick().catch((err) => this.o.log.warn({ err }, 'outbox relay: drain failed'));
-    }, COALESCE_MS);
+    });
   }
 
   /** Drains whatever is pending now; resolves when the outbox was seen empty. */
@@ -114,7 +118,6 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    if (this.wakeTimer) clearTimeout(this.wakeTimer);
     // Rows not yet deleted stay in the outbox for the next relay: nothing is lost
     // by not waiting for a Redis that does not answer.
     let timer: NodeJS.Timeout | undefined;

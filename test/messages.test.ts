@@ -1,5 +1,5 @@
-import pg from 'pg';
 import { expect } from 'chai';
+import { driverQueries } from './support/queries.js';
 import { postMessage as post } from '../services/api/modules/messages/messages.service.js';
 import { expectError, expectOk } from './support/expect.js';
 import { createChannel, messagesUrl, postMessage, waitForEvents } from './support/conversations.js';
@@ -287,20 +287,7 @@ describe('posting cost', () => {
     const { ws, channel } = await setup();
     await postMessage(ws.owner, channel.id, 'warm up');
     await stack().relay?.kick();
-    // Count at the driver: the insert goes out as a named prepared statement, past knex's query events.
-    const seen: string[] = [];
-    const original = pg.Client.prototype.query;
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const q = args[0] as string | { text: string };
-      const text = typeof q === 'string' ? q : q.text;
-      if (!/FROM outbox WHERE NOT|DELETE FROM outbox/.test(text)) seen.push(text); // the relay's own connection
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof original;
-    try {
-      await postMessage(ws.owner, channel.id, 'counted');
-    } finally {
-      pg.Client.prototype.query = original;
-    }
+    const seen = await driverQueries(() => postMessage(ws.owner, channel.id, 'counted'));
     expect(seen, seen.join('\n')).to.have.length(1);
     expect(seen[0]).to.match(/INSERT INTO messages[\s\S]*INSERT INTO outbox/);
   });

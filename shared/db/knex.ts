@@ -38,3 +38,23 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
     await client.end();
   }
 }
+
+export interface PreparedStatement {
+  /** Unique per statement text: Postgres keeps it prepared per connection under this name. */
+  name: string;
+  text: string;
+}
+
+/**
+ * Runs a named prepared statement on a connection of knex's pool: Postgres
+ * parses and plans it once per connection and each call sends only values.
+ * For the hottest queries only (knex has no named statements).
+ */
+export async function runPrepared<R extends pg.QueryResultRow>(db: Knex, statement: PreparedStatement, values: unknown[]): Promise<pg.QueryResult<R>> {
+  const conn = (await db.client.acquireConnection()) as pg.Client;
+  try {
+    return await conn.query<R>({ ...statement, values });
+  } finally {
+    await db.client.releaseConnection(conn);
+  }
+}

@@ -1,5 +1,4 @@
-import type pg from 'pg';
-import type { Db, Knex } from '../../../../shared/db/knex.js';
+import { runPrepared, type Db, type Knex, type PreparedStatement } from '../../../../shared/db/knex.js';
 import type { AxidEvent } from '../../../../shared/events.js';
 import type { MessageRow, ReactionSummary } from './messages.presenter.js';
 
@@ -45,7 +44,7 @@ export interface NewMessage {
 
 // The hot path of posting, sent as a named prepared statement: Postgres
 // parses and plans it once per connection, and each post sends only its values.
-const INSERT_MESSAGE = {
+const INSERT_MESSAGE: PreparedStatement = {
   name: 'axid_insert_message',
   text: `WITH m AS (
        INSERT INTO messages (id, workspace_id, channel_id, author_id, thread_id, content, content_json, metadata,
@@ -92,14 +91,8 @@ export async function insertMessageWithEvent(db: Knex, m: NewMessage, event: Axi
     m.channel_id,
     JSON.stringify(event),
   ];
-  // knex has no named statements: borrow a connection from its pool.
-  const conn = (await db.client.acquireConnection()) as pg.Client;
-  try {
-    const result = await conn.query({ ...INSERT_MESSAGE, values });
-    return result.rowCount === 1;
-  } finally {
-    await db.client.releaseConnection(conn);
-  }
+  const result = await runPrepared(db, INSERT_MESSAGE, values);
+  return result.rowCount === 1;
 }
 
 /** The reactions of message `m`, summarised per emoji in the order first added. */
@@ -109,19 +102,37 @@ const REACTIONS_OF_M = `(SELECT coalesce(json_agg(json_build_object('emoji', x.e
                   min(created_at) AS first
              FROM reactions r WHERE r.message_id = m.id GROUP BY emoji) x) AS reactions`;
 
-/** A history page, newest first, with each message's reactions (one round trip). */
-export const listMessages = (db: Db, o: { channelId: string; threadId?: string; before?: number; limit: number }) =>
-  db('messages as m')
-    .leftJoin('threads as t', 't.root_message_id', 'm.id')
-    .modify((q) => {
-      // messages_thread_seq serves replies, messages_channel_seq (partial, top-level) the channel.
-      if (o.threadId) q.where('m.thread_id', o.threadId);
-      else q.where('m.channel_id', o.channelId).whereNull('m.thread_id');
-      if (o.before !== undefined) q.where('m.seq', '<', o.before);
-    })
-    .orderBy('m.seq', 'desc')
-    .limit(o.limit + 1)
-    .select([...MESSAGE_COLUMNS, db.raw(REACTIONS_OF_M)]) as Promise<(MessageRow & { reactions: ReactionSummary[] })[]>;
+const PAGE_COLUMNS = `${MESSAGE_COLUMNS.join(', ')}, ${REACTIONS_OF_M}`;
+// Without a cursor the bound is the largest bigint, so one generic plan (an
+// index range scan, newest first) serves every page.
+export const NO_CURSOR = '9223372036854775807';
+
+export const CHANNEL_PAGE: PreparedStatement = {
+  name: 'axid_channel_page',
+  text: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN threads t ON t.root_message_id = m.id
+          WHERE m.channel_id = $1 AND m.thread_id IS NULL AND m.seq < $2::bigint
+          ORDER BY m.seq DESC LIMIT $3`,
+};
+export const THREAD_PAGE: PreparedStatement = {
+  name: 'axid_thread_page',
+  text: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN threads t ON t.root_message_id = m.id
+          WHERE m.thread_id = $1 AND m.seq < $2::bigint
+          ORDER BY m.seq DESC LIMIT $3`,
+};
+
+/**
+ * A history page, newest first, with threads joined and reactions aggregated
+ * (one round trip): top-level messages (messages_channel_seq) or one thread's
+ * replies (messages_thread_seq).
+ */
+export const listMessages = async (db: Knex, o: { channelId: string; threadId?: string; before?: number; limit: number }) =>
+  (
+    await runPrepared<MessageRow & { reactions: ReactionSummary[] }>(db, o.threadId ? THREAD_PAGE : CHANNEL_PAGE, [
+      o.threadId ?? o.channelId,
+      o.before === undefined ? NO_CURSOR : String(o.before),
+      o.limit + 1,
+    ])
+  ).rows;
 
 export const findMessage = (db: Db, channelId: string, messageId: string) =>
   db('messages as m')
