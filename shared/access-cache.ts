@@ -27,11 +27,13 @@ const INVALIDATING = new Set<string>([
   'channel.member_added',
   'channel.member_removed',
   'channel.updated',
+  'webhook.deleted',
 ]);
 
 export class AccessCache {
   private readonly actors = new Map<string, Entry<Actor>>();
   private readonly access = new Map<string, Entry<ChannelAccess>>();
+  private readonly hooks = new Map<string, Entry<object>>();
   /**
    * Bumped by every invalidation. A lookup notes it before reading the
    * database and caches its answer only if no invalidation happened
@@ -64,6 +66,19 @@ export class AccessCache {
     this.write(mark, this.access, `${channelId}:${userId}`, value, Date.now() + TTL_MS);
   }
 
+  /** An incoming webhook by its posting id (the hot path of webhook posts). */
+  getHook<T extends object>(id: string): T | undefined {
+    return this.read(this.hooks, id) as T | undefined;
+  }
+
+  setHook(mark: number, id: string, hook: object): void {
+    this.write(mark, this.hooks, id, hook, Date.now() + TTL_MS);
+  }
+
+  dropHook(id: string): void {
+    this.hooks.delete(id);
+  }
+
   /** Drops what an event makes stale. Called for local commits and for every event read from the stream. */
   onEvent(event: Pick<AxidEvent, 'type' | 'data'>): void {
     const data = event.data as Record<string, unknown>;
@@ -83,6 +98,9 @@ export class AccessCache {
       case 'channel.member_removed':
         this.access.delete(`${String(data.channel_id)}:${String(data.user_id)}`);
         break;
+      case 'webhook.deleted':
+        this.hooks.delete(String(data.webhook_id));
+        break;
       case 'channel.updated': {
         const id = (data.channel as { id?: string } | undefined)?.id;
         this.dropAccess((key) => key.startsWith(`${id}:`));
@@ -95,6 +113,7 @@ export class AccessCache {
   clear(): void {
     this.actors.clear();
     this.access.clear();
+    this.hooks.clear();
   }
 
   private read<T>(map: Map<string, Entry<T>>, key: string): T | undefined {

@@ -26,7 +26,7 @@ export const EVENT_TYPES = [
 ] as const;
 
 /** Internal events route work inside the stack and never reach clients. */
-export const INTERNAL_EVENT_TYPES = ['api_key.revoked'] as const;
+export const INTERNAL_EVENT_TYPES = ['api_key.revoked', 'webhook.deleted'] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number] | (typeof INTERNAL_EVENT_TYPES)[number];
 

@@ -175,6 +175,25 @@ describe('POST /hooks/{id} (native)', () => {
     expect(await messagesOf(hook.id)).to.have.length(0);
   });
 
+  it('refuses a hook deleted after it was used (and so cached) at once', async () => {
+    const ws = await newWorkspace();
+    const { hook } = await makeHook(ws);
+    expectOk(await hooks().post(`/hooks/${hook.id}`, { content: 'first' }), 201);
+    expect((await ws.owner.delete(`/api/v1/webhooks/incoming/${hook.id}`)).status).to.equal(204);
+    expectError(await hooks().post(`/hooks/${hook.id}`, { content: 'second' }), 404, 'not_found');
+    expect(await messagesOf(hook.id)).to.have.length(1);
+  });
+
+  it('answers 404 channel_not_found when the channel of a hook already in use is gone', async () => {
+    const ws = await newWorkspace();
+    const { channel, hook } = await makeHook(ws);
+    expectOk(await hooks().post(`/hooks/${hook.id}`, { content: 'first' }), 201);
+    await stack().rt.db('messages').where({ channel_id: channel.id }).delete();
+    await stack().rt.db('channels').where({ id: channel.id }).delete();
+    expectError(await hooks().post(`/hooks/${hook.id}`, { content: 'x' }), 404, 'channel_not_found');
+    expectError(await hooks().post(`/hooks/compat/${hook.id}`, { text: 'x' }), 404, 'channel_not_found');
+  });
+
   it('answers 404 channel_not_found when the hook channel is gone', async () => {
     const ws = await newWorkspace();
     const { channel, hook } = await makeHook(ws);

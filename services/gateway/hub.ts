@@ -3,7 +3,7 @@
 // channel → member users (only users connected to this process are indexed).
 // Membership changes are learnt from the events themselves, so routing never
 // queries the database.
-import type { AxidEvent } from '../../shared/events.js';
+import { INTERNAL_EVENT_TYPES, type AxidEvent } from '../../shared/events.js';
 import type { ConnectionInfo, SseConnection } from './connection.js';
 
 /**
@@ -123,8 +123,8 @@ export class Hub {
     }
     if (type === 'api_key.revoked') {
       for (const state of ws) for (const conn of [...state.connections]) if (conn.info.keyId === data.key_id) conn.end();
-      return;
     }
+    if ((INTERNAL_EVENT_TYPES as readonly string[]).includes(type)) return; // never sent to clients
 
     const loaded: UserState[] = [];
     if (MEMBERSHIP_EVENTS.has(type)) {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Actor } from '../../../../shared/auth.js';
+import { recordEvents } from '../../../../shared/events.js';
 import { AppError, forbidden, notFound } from '../../../../shared/errors.js';
 import { decodeCursor, pageOf } from '../../../../shared/http/envelope.js';
 import { enqueue } from '../../../../shared/jobs.js';
@@ -42,30 +43,50 @@ export async function deleteWebhook(rt: Runtime, actor: Actor, webhookId: string
   const hook = await store.findWebhook(rt.db, webhookId);
   if (!hook || hook.workspace_id !== actor.workspaceId) throw notFound('Webhook');
   if (!canDeleteWebhook(actor, hook)) throw forbidden('only the creator of a webhook, an admin or the owner deletes it');
-  await store.deleteWebhook(rt.db, hook.id);
+  await rt.db.transaction(async (trx) => {
+    await store.deleteWebhook(trx, hook.id);
+    // Internal: every replica drops the hook from its cache of posting hooks.
+    await recordEvents(trx, [
+      { type: 'webhook.deleted', to: { scope: 'users', workspace_id: hook.workspace_id, user_ids: [] }, data: { webhook_id: hook.id } },
+    ]);
+  });
 }
 
-/** The hook a post goes to, and its channel; both must still exist. */
+const channelGone = () => new AppError('channel_not_found', "this webhook's channel no longer exists");
+
+/** The hook a post goes to, and its channel; both must still exist. Cached (dropped by webhook.deleted). */
 async function postingHook(rt: Runtime, webhookId: string): Promise<WebhookRow> {
+  const cached = rt.access.getHook<WebhookRow>(webhookId);
+  if (cached) return cached;
+  const mark = rt.access.mark();
   const hook = await store.findPostingHook(rt.db, webhookId);
   if (!hook) throw notFound('Webhook');
-  if (!hook.channel_exists) {
-    throw new AppError('channel_not_found', "this webhook's channel no longer exists");
-  }
+  if (!hook.channel_exists) throw channelGone();
+  rt.access.setHook(mark, webhookId, hook);
   return hook;
 }
 
 /** The one place a webhook post becomes a message: the messages module's rules, author and event. */
-const postAsHook = (rt: Runtime, hook: WebhookRow, o: { content: string; metadata?: NativePost['metadata']; display?: Display | null }) =>
-  postMessage(rt, {
-    workspaceId: hook.workspace_id,
-    channelId: hook.channel_id,
-    authorId: hook.created_by,
-    content: o.content,
-    metadata: o.metadata,
-    display: o.display as Record<string, unknown> | null | undefined,
-    webhookId: hook.id,
-  });
+async function postAsHook(rt: Runtime, hook: WebhookRow, o: { content: string; metadata?: NativePost['metadata']; display?: Display | null }) {
+  try {
+    return await postMessage(rt, {
+      workspaceId: hook.workspace_id,
+      channelId: hook.channel_id,
+      authorId: hook.created_by,
+      content: o.content,
+      metadata: o.metadata,
+      display: o.display as Record<string, unknown> | null | undefined,
+      webhookId: hook.id,
+    });
+  } catch (err) {
+    // The channel went away while the hook was cached: the foreign key says so.
+    if ((err as { code?: string; constraint?: string }).constraint === 'messages_channel_id_fkey') {
+      rt.access.dropHook(hook.id);
+      throw channelGone();
+    }
+    throw err;
+  }
+}
 
 /** `POST /hooks/{id}`: the native format, answered with the message. */
 export async function postNative(rt: Runtime, webhookId: string, body: NativePost) {
