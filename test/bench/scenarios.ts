@@ -4,9 +4,9 @@
 // its floor still runs so the floor numbers stay visible.
 import { randomBytes, createHash } from 'node:crypto';
 import { writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import type pg from 'pg';
+import { freePort } from '../../shared/embedded.js';
 import { Rpc } from './lib/rpc.js';
 import { memoryOf, resetPeak, sleep, spawnNode, waitListening, waitReady, type Proc } from './lib/proc.js';
 import { Histogram } from './lib/stats.js';
@@ -39,16 +39,7 @@ export class Unavailable extends Error {}
 
 // ---------------------------------------------------------------- helpers
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export async function startAxid(b: Bench, name: string, roles: string, o: { raiseFileLimit?: boolean } = {}) {
   const port = await freePort();
