@@ -16,7 +16,7 @@ import { newWorkspace, stack, testEnv, uniqueName, type TestWorkspace } from './
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURES = path.resolve(repoRoot, '..', 'shared', 'fixtures', 'slack-incoming');
 
-// Channels are written directly until the channels module lands.
+// Channels are written directly: these tests are about hooks, not the channel endpoints.
 async function makeChannel(ws: TestWorkspace, o: { is_private?: boolean; members?: string[] } = {}, s: Stack = stack()) {
   const [channel] = await s.rt
     .db('channels')

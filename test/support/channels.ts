@@ -1,7 +1,7 @@
 // Channel, DM and message changes for stream tests, written the way the
 // services write them: the rows and their events in one transaction.
-// Until the channels/messages endpoints land these go through knex; each
-// helper is one place to switch to the HTTP endpoint later.
+// Written through knex rather than HTTP so that stream tests control exactly
+// which rows and events exist (and in which order) without other side effects.
 import { randomUUID } from 'node:crypto';
 import { recordEvents, type AxidEvent } from '../../shared/events.js';
 import { stack, uniqueName } from './stack.js';

@@ -5,6 +5,7 @@ import { AppError, forbidden, notFound } from '../../../../shared/errors.js';
 import { decodeCursor, pageOf } from '../../../../shared/http/envelope.js';
 import { enqueue } from '../../../../shared/jobs.js';
 import type { Runtime } from '../../../../shared/runtime.js';
+import { requireReadable } from '../channels/channels.access.js';
 import { postMessage } from '../messages/messages.service.js';
 import { placeholderContent, readCompatPost, type CompatPost, type Display } from './webhooks.compat.js';
 import { canDeleteWebhook, seesAllWebhooks } from './webhooks.policy.js';
@@ -18,8 +19,10 @@ const channelNotFound = () => new AppError('channel_not_found', 'channel_id: no 
 export const newWebhookId = () => randomBytes(24).toString('base64url');
 
 export async function createWebhook(rt: Runtime, actor: Actor, input: { channel_id: string; name: string }) {
-  const channel = await store.readableChannel(rt.db, actor.workspaceId, input.channel_id, actor.userId);
-  if (!channel) throw channelNotFound();
+  // The channels module hides existence; a hook names its 404 channel_not_found.
+  await requireReadable(rt.db, actor, input.channel_id, 'channel', rt.access).catch((err: unknown) => {
+    throw err instanceof AppError && err.code === 'not_found' ? channelNotFound() : err;
+  });
   const row = await store.insertWebhook(rt.db, {
     id: newWebhookId(),
     workspace_id: actor.workspaceId,

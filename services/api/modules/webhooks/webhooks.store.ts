@@ -1,5 +1,4 @@
 import type { Db } from '../../../../shared/db/knex.js';
-import { isUuid } from '../../../../shared/ids.js';
 import type { CompatAttachment } from './webhooks.compat.js';
 import type { WebhookRow } from './webhooks.presenter.js';
 
@@ -26,22 +25,6 @@ export const listWebhooks = (db: Db, workspaceId: string, o: { after?: number; l
     .limit(o.limit + 1);
 
 export const deleteWebhook = (db: Db, id: string) => db('incoming_webhooks').where({ id }).delete();
-
-// Channel look-ups of this module. Until the channels module lands they are
-// written here; its requireReadable() replaces readableChannel at merge.
-
-/** A channel the user may read: public, or one the user is a member of. */
-export const readableChannel = async (db: Db, workspaceId: string, channelId: string, userId: string) =>
-  isUuid(channelId)
-    ? db('channels as c')
-        .where({ 'c.id': channelId, 'c.workspace_id': workspaceId })
-        .where((q) =>
-          q
-            .where((p) => p.where('c.kind', 'channel').where('c.is_private', false))
-            .orWhereExists(db('channel_members as m').whereRaw('m.channel_id = c.id').where('m.user_id', userId)),
-        )
-        .first('c.id')
-    : undefined;
 
 /** A hook to post through, and whether its channel still exists: one query on the posting hot path. */
 export const findPostingHook = async (db: Db, id: string): Promise<(WebhookRow & { channel_exists: boolean }) | undefined> =>
