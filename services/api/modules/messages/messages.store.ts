@@ -26,21 +26,8 @@ const MESSAGE_COLUMNS = [
 const uuidArray = (ids: string[]) => `{${ids.join(',')}}`;
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 
-export interface NewMessage {
-  id: string;
-  workspace_id: string;
-  channel_id: string;
-  author_id: string | null;
-  thread_id: string | null;
-  content: string;
-  content_json: unknown;
-  metadata: unknown;
-  card_origin: string | null;
-  mentioned_user_ids: string[];
-  display: unknown;
-  webhook_id: string | null;
-  created_at: Date;
-}
+/** A message about to be inserted: its row without what the database assigns or joins. */
+export type NewMessage = Omit<MessageRow, 'seq' | 'edited_at' | 'reply_count' | 'last_reply_at'>;
 
 // The hot path of posting, sent as a named prepared statement: Postgres
 // parses and plans it once per connection, and each post sends only its values.
