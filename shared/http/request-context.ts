@@ -7,6 +7,8 @@ export const FEATURE_LEVEL = '2';
 
 /** Outermost middleware: request id, the feature-level header, access log and metrics. */
 export function requestContext(rt: Runtime) {
+  // Decided once: building the log line costs something on every request.
+  const accessLog = rt.log.isLevelEnabled('debug');
   return async function requestContextMiddleware(ctx: AppContext, next: Next): Promise<void> {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');
@@ -21,7 +23,7 @@ export function requestContext(rt: Runtime) {
       const labels = { method: ctx.method, route: ctx.state.route ?? 'unmatched', status: String(ctx.status) };
       rt.metrics.httpRequests.inc(labels);
       rt.metrics.httpDuration.observe(labels, seconds);
-      rt.log.debug({ req_id: ctx.state.requestId, ...labels, ms: Math.round(seconds * 1000) }, 'request');
+      if (accessLog) rt.log.debug({ req_id: ctx.state.requestId, ...labels, ms: Math.round(seconds * 1000) }, 'request');
     }
   };
 }
