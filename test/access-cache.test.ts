@@ -3,7 +3,7 @@ import { AccessCache } from '../shared/access-cache.js';
 import type { Actor } from '../shared/auth.js';
 import { Client } from './support/client.js';
 import { expectError, expectOk } from './support/expect.js';
-import { startProcess, type RunningProcess } from './support/process.js';
+import { processEnv, startProcess, type RunningProcess } from './support/process.js';
 import { testEnv } from './support/stack.js';
 
 const actor: Actor = { keyId: 'k1', userId: 'u1', workspaceId: 'w1', role: 'admin', isAgent: false };
@@ -59,15 +59,7 @@ describe('cached keys across API replicas', function () {
   let b: RunningProcess;
 
   before(async () => {
-    const common = {
-      DATABASE_URL: env.config.databaseUrl,
-      REDIS_URL: env.config.redisUrl,
-      REDIS_KEY_PREFIX: env.config.redisKeyPrefix,
-      DATA_DIR: env.dataDir,
-      BOOTSTRAP_ADMIN_KEY: key,
-      LOG_LEVEL: 'warn',
-      ROLES: 'api',
-    };
+    const common = processEnv(env, { BOOTSTRAP_ADMIN_KEY: key, LOG_LEVEL: 'warn', ROLES: 'api' });
     a = await startProcess(common);
     b = await startProcess(common);
   });

@@ -2,17 +2,9 @@ import { expect } from 'chai';
 import { loadConfig, ConfigError } from '../shared/config.js';
 import { Client } from './support/client.js';
 import { expectOk } from './support/expect.js';
-import { startProcess } from './support/process.js';
+import { processEnv, startProcess } from './support/process.js';
 import { testEnv } from './support/stack.js';
 import pg from 'pg';
-
-const processEnv = (env: ReturnType<typeof testEnv>, extra: Record<string, string> = {}) => ({
-  DATABASE_URL: env.config.databaseUrl,
-  REDIS_URL: env.config.redisUrl,
-  REDIS_KEY_PREFIX: env.config.redisKeyPrefix,
-  DATA_DIR: env.dataDir,
-  ...extra,
-});
 
 async function workspaceCount(databaseUrl: string) {
   const client = new pg.Client({ connectionString: databaseUrl });

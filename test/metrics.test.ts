@@ -3,7 +3,7 @@ import { Client } from './support/client.js';
 import { createChannel, postMessage } from './support/conversations.js';
 import { expectOk } from './support/expect.js';
 import { uploadFile, waitFor } from './support/files.js';
-import { startProcess, type RunningProcess } from './support/process.js';
+import { processEnv, startProcess, type RunningProcess } from './support/process.js';
 import { openRaw } from './support/sse.js';
 import { testEnv } from './support/stack.js';
 
@@ -26,14 +26,7 @@ describe('/metrics of each role', function () {
   const roles: Record<string, RunningProcess> = {};
 
   before(async () => {
-    const common = {
-      DATABASE_URL: env.config.databaseUrl,
-      REDIS_URL: env.config.redisUrl,
-      REDIS_KEY_PREFIX: env.config.redisKeyPrefix,
-      DATA_DIR: env.dataDir,
-      BOOTSTRAP_ADMIN_KEY: key,
-      LOG_LEVEL: 'warn',
-    };
+    const common = processEnv(env, { BOOTSTRAP_ADMIN_KEY: key, LOG_LEVEL: 'warn' });
     roles.api = await startProcess({ ...common, ROLES: 'api' });
     roles.gateway = await startProcess({ ...common, ROLES: 'gateway' });
     // Both embedded S3 servers keep their files in the same DATA_DIR: the worker reads what the API stored.

@@ -2,32 +2,26 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { Client } from './support/client.js';
 import { openRaw, type RawStream } from './support/sse.js';
-import { AxidProcess } from './support/processes.js';
+import { processEnv, startProcess, type RunningProcess } from './support/process.js';
 import { testEnv, uniqueName, type TestEnv } from './support/stack.js';
 
 describe('GET /api/v1/stream with separate api and gateway processes', function () {
   this.timeout(120_000);
   const key = randomBytes(32).toString('base64url');
   let env: TestEnv;
-  const procs: AxidProcess[] = [];
+  const procs: RunningProcess[] = [];
   const streams: RawStream[] = [];
 
   before(async () => {
     env = testEnv();
-    const base = {
-      DATABASE_URL: env.config.databaseUrl,
-      REDIS_URL: env.config.redisUrl,
-      REDIS_KEY_PREFIX: env.config.redisKeyPrefix,
-      BOOTSTRAP_ADMIN_KEY: key,
-      RATE_LIMIT_POINTS: '100000',
-    };
+    const base = processEnv(env, { BOOTSTRAP_ADMIN_KEY: key, RATE_LIMIT_POINTS: '100000', LOG_LEVEL: 'warn' });
     // The first one creates the database and the workspace; the rest start together.
-    procs.push(await AxidProcess.start({ ...base, ROLES: 'api' }));
+    procs.push(await startProcess({ ...base, ROLES: 'api' }));
     procs.push(
       ...(await Promise.all([
-        AxidProcess.start({ ...base, ROLES: 'api' }),
-        AxidProcess.start({ ...base, ROLES: 'gateway' }),
-        AxidProcess.start({ ...base, ROLES: 'gateway' }),
+        startProcess({ ...base, ROLES: 'api' }),
+        startProcess({ ...base, ROLES: 'gateway' }),
+        startProcess({ ...base, ROLES: 'gateway' }),
       ])),
     );
   });
@@ -39,7 +33,7 @@ describe('GET /api/v1/stream with separate api and gateway processes', function 
   });
 
   it('gives a client on each gateway the same events, whichever API process committed them', async () => {
-    const [api1, api2, gw1, gw2] = procs as [AxidProcess, AxidProcess, AxidProcess, AxidProcess];
+    const [api1, api2, gw1, gw2] = procs as [RunningProcess, RunningProcess, RunningProcess, RunningProcess];
     // A gateway-only process serves no API routes.
     expect((await new Client(gw1.url, key).get('/api/v1/users/me')).status).to.equal(404);
     for (const gw of [gw1, gw2]) streams.push(await openRaw(gw.url, key));
@@ -58,12 +52,7 @@ describe('GET /api/v1/stream with separate api and gateway processes', function 
   });
 
   it('ends open streams cleanly and exits promptly on SIGTERM', async () => {
-    const gw = await AxidProcess.start({
-      DATABASE_URL: env.config.databaseUrl,
-      REDIS_URL: env.config.redisUrl,
-      REDIS_KEY_PREFIX: env.config.redisKeyPrefix,
-      ROLES: 'gateway',
-    });
+    const gw = await startProcess(processEnv(env, { ROLES: 'gateway', LOG_LEVEL: 'warn' }));
     const s = await openRaw(gw.url, key);
     const started = Date.now();
     const stopped = gw.stop();

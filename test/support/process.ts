@@ -3,8 +3,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../shared/embedded.js';
+import type { TestEnv } from './stack.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The environment that points a process at a test run's database, Redis prefix and data folder. */
+export const processEnv = (env: TestEnv, extra: Record<string, string> = {}): Record<string, string> => ({
+  DATABASE_URL: env.config.databaseUrl,
+  REDIS_URL: env.config.redisUrl,
+  REDIS_KEY_PREFIX: env.config.redisKeyPrefix,
+  DATA_DIR: env.dataDir,
+  ...extra,
+});
 
 export interface RunningProcess {
   child: ChildProcess;

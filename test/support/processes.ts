@@ -1,5 +1,5 @@
-// Helpers for tests that run real processes: free ports, a private
-// redis-server, and `services/main.ts` started with a role.
+// A private redis-server for fault tests (never the shared one).
+// `services/main.ts` as a process: ./process.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -64,43 +64,5 @@ export class PrivateRedis {
   async stop() {
     await this.down();
     rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-/** `services/main.ts` in its own process with the given environment. */
-export class AxidProcess {
-  private constructor(
-    readonly child: ChildProcess,
-    readonly url: string,
-    private readonly dataDir: string,
-  ) {}
-
-  static async start(env: Record<string, string>): Promise<AxidProcess> {
-    const port = await freePort();
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'axid-proc-'));
-    const child = spawn(path.resolve('node_modules/.bin/tsx'), ['services/main.ts'], {
-      env: { ...process.env, LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const url = `http://127.0.0.1:${port}`;
-    const p = new AxidProcess(child, url, dataDir);
-    try {
-      await until(`${env.ROLES} on ${port}`, async () => {
-        if (child.exitCode !== null) throw new Error(`exited: ${stderr}`);
-        return (await fetch(`${url}/readyz`)).status === 200;
-      }, 40_000);
-    } catch (err) {
-      await p.stop();
-      throw new Error(`${(err as Error).message} ${stderr}`);
-    }
-    return p;
-  }
-
-  async stop() {
-    this.child.kill('SIGTERM');
-    await exited(this.child);
-    rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
