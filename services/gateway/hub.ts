@@ -111,11 +111,11 @@ export class Hub {
     });
   }
 
-  /** Routes one event to every connection that may see it, in call order. */
-  route(event: AxidEvent, onDelivered?: (n: number) => void): void {
+  /** Routes one event to every connection that may see it, in call order; returns how many got it. */
+  route(event: AxidEvent): number {
     const { to, type, data } = event;
     const ws = this.workspaces.get(to.workspace_id);
-    if (!ws) return;
+    if (!ws) return 0;
 
     for (const ticket of this.tickets) {
       if (type === 'api_key.revoked' && ticket.info.keyId === data.key_id) ticket.cancelled = true;
@@ -124,7 +124,7 @@ export class Hub {
     if (type === 'api_key.revoked') {
       for (const state of ws) for (const conn of [...state.connections]) if (conn.info.keyId === data.key_id) conn.end();
     }
-    if ((INTERNAL_EVENT_TYPES as readonly string[]).includes(type)) return; // never sent to clients
+    if ((INTERNAL_EVENT_TYPES as readonly string[]).includes(type)) return 0; // never sent to clients
 
     const loaded: UserState[] = [];
     if (MEMBERSHIP_EVENTS.has(type)) {
@@ -137,11 +137,10 @@ export class Hub {
     }
 
     const targets = this.targets(event, ws);
+    let delivered = 0;
     if (targets.size > 0) {
       const frame = encodeFrame(type, data);
-      let n = 0;
-      for (const state of targets) for (const conn of state.connections) if (conn.send(frame)) n++;
-      onDelivered?.(n);
+      for (const state of targets) for (const conn of state.connections) if (conn.send(frame)) delivered++;
     }
 
     // Leaves take effect after delivery (the removed member is told).
@@ -150,6 +149,7 @@ export class Hub {
       const state = this.users.get(String(data.user_id));
       if (state) for (const conn of [...state.connections]) conn.end();
     }
+    return delivered;
   }
 
   /** Ends every stream (shutdown). */
