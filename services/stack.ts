@@ -99,9 +99,9 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: rt.streamKey, log, blockMs: 5_000 })
       : null;
   reader?.subscribe((event) => rt.access.onEvent(event));
-  const stopCommitListener = onCommittedEvents((events) => {
-    relay?.wake();
-    for (const e of events) rt.access.onEvent(e);
+  const stopCommitListener = onCommittedEvents((committed) => {
+    relay?.publishCommitted(committed);
+    for (const c of committed) rt.access.onEvent(c.event);
   });
   reader?.start();
   await reader?.ready();

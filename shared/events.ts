@@ -50,13 +50,21 @@ export interface AxidEvent {
 }
 
 
-type CommitListener = (events: AxidEvent[]) => void;
+/** An event as committed: its outbox row and the JSON stored in it (published as is). */
+export interface CommittedEvent {
+  outboxId: number;
+  event: AxidEvent;
+  json: string;
+}
+
+type CommitListener = (events: CommittedEvent[]) => void;
 const commitListeners = new Set<CommitListener>();
 
 /**
  * Runs a listener for the events of every transaction this process commits,
- * right after the commit and before the request answers (the access cache
- * drops what they change). Returns the unsubscribe function.
+ * right after the commit and before the request answers: the relay publishes
+ * them from memory and the access cache drops what they change. Returns the
+ * unsubscribe function.
  */
 export function onCommittedEvents(listener: CommitListener): () => void {
   commitListeners.add(listener);
@@ -64,16 +72,15 @@ export function onCommittedEvents(listener: CommitListener): () => void {
 }
 
 /**
- * Tells this process's listeners that events were committed: the relay is
- * woken (in place of pg_notify, which serializes every notifying commit in
- * Postgres) and the access cache drops what they change. Call it after a
- * statement that wrote outbox rows outside a transaction.
+ * Tells this process's listeners that outbox rows were committed (in place of
+ * pg_notify, which serializes every notifying commit in Postgres). Call it
+ * after a statement that wrote outbox rows outside a transaction.
  */
-export function eventsCommitted(events: AxidEvent[]): void {
+export function eventsCommitted(events: CommittedEvent[]): void {
   for (const listener of commitListeners) listener(events);
 }
 
-function afterCommit(trx: Db, events: AxidEvent[]) {
+function afterCommit(trx: Db, events: CommittedEvent[]) {
   if (commitListeners.size === 0) return;
   const t = trx as Knex.Transaction;
   if (t.isTransaction && t.executionPromise) void t.executionPromise.then(() => eventsCommitted(events), () => undefined);
@@ -83,8 +90,15 @@ function afterCommit(trx: Db, events: AxidEvent[]) {
 /** Records events in the caller's transaction; they are published after commit. */
 export async function recordEvents(trx: Db, events: AxidEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await trx('outbox').insert(events.map((event) => ({ event: JSON.stringify(event) })));
-  afterCommit(trx, events);
+  const json = events.map((event) => JSON.stringify(event));
+  // Postgres returns the rows of a multi-row INSERT in the order given.
+  const rows: { id: string | number }[] = await trx('outbox')
+    .insert(json.map((event) => ({ event })))
+    .returning('id');
+  afterCommit(
+    trx,
+    events.map((event, i) => ({ outboxId: Number(rows[i]!.id), event, json: json[i]! })),
+  );
 }
 
 export const recordEvent = (trx: Db, event: AxidEvent) => recordEvents(trx, [event]);

@@ -1,22 +1,25 @@
 // Moves committed outbox rows to the Redis stream. One relay per database is
-// active at a time (a session advisory lock elects it), so rows reach the
-// stream in the order their transactions became visible: commit order.
-// Rows are deleted only after XADD succeeded, so a Redis outage delays events
-// and loses none. Writers wake the relay after commit: directly when it runs
-// in their process, else with a Redis PUBLISH (not pg_notify: Postgres
-// serializes the commits of notifying transactions); a 1 s poll catches
-// any wake-up lost while Redis was away.
+// active at a time (a session advisory lock elects it). Rows are deleted only
+// after XADD succeeded, so a Redis outage delays events and loses none.
+// Writers in the relay's process hand their committed rows over in memory, and
+// the relay publishes them before it reads anything back (no database round
+// trip between a commit and its event). Writers elsewhere wake the relay with
+// a Redis PUBLISH (not pg_notify: Postgres serializes the commits of notifying
+// transactions) and the relay reads their rows; a 1 s poll catches any
+// wake-up lost while Redis was away. Every consumer sees one order: the stream's.
 import pg from 'pg';
 import type { Knex } from 'knex';
 import type { Logger } from './logger.js';
 import type { Redis } from './redis.js';
-import { STREAM_MAXLEN } from './events.js';
+import { STREAM_MAXLEN, type CommittedEvent } from './events.js';
 import { createRedis } from './redis.js';
 import type { Metrics } from './metrics.js';
 
 const RELAY_LOCK_KEY = 0x41584945;
 const BATCH = 500;
 const POLL_MS = 1000;
+/** Ids published lately, remembered so that a row is not published twice when both paths see it. */
+const RECENT_IDS = 20_000;
 /** How long stop() waits for a drain in flight (it waits on Redis while Redis is away). */
 const STOP_WAIT_MS = 2000;
 
@@ -45,6 +48,11 @@ export class OutboxRelay {
   private publishing = false;
   private publishAgain = false;
   private wakeScheduled = false;
+  /** Rows handed over by this process's writers, not yet published. */
+  private handedOver: CommittedEvent[] = [];
+  /** Published, not yet deleted: deleted by the next statement. */
+  private published: number[] = [];
+  private readonly recent = new Set<number>();
 
   constructor(private readonly o: RelayOptions) {
     this.subscriber = createRedis(o.redisUrl, 'axid-relay-wake');
@@ -57,13 +65,18 @@ export class OutboxRelay {
     void this.tick();
   }
 
-  /** Called after a commit that wrote outbox rows: wakes the elected relay. */
-  wake(): void {
+  /** Called after a commit that wrote outbox rows: publishes them (the elected relay) or wakes the relay. */
+  publishCommitted(committed: CommittedEvent[]): void {
     if (this.stopped) return;
     if (this.leader) {
+      for (const c of committed) this.handedOver.push(c);
       this.drainSoon();
       return;
     }
+    this.wake();
+  }
+
+  private wake(): void {
     // One PUBLISH in flight at a time; wake-ups meanwhile fold into one more.
     if (this.publishing) {
       this.publishAgain = true;
@@ -175,29 +188,57 @@ export class OutboxRelay {
   }
 
   /**
-   * Publishes every committed row, oldest first. Published rows are deleted in
-   * the statement that reads the next batch (one round trip per batch), and
-   * once more when the outbox is seen empty.
+   * Publishes the rows handed over in memory, then every other committed row,
+   * oldest first. Published rows are deleted by the statement that reads the
+   * next batch (one round trip per batch); the drain ends when that statement
+   * finds nothing more.
    */
   private async drain(): Promise<void> {
-    let published: number[] = [];
-    for (;;) {
-      if (this.stopped || !this.leader) break;
-      const rows = await this.query<{ id: number; event: string }>(
-        `WITH done AS (DELETE FROM outbox WHERE id = ANY($1::bigint[]))
-         SELECT id, event::text AS event FROM outbox WHERE NOT (id = ANY($1::bigint[])) ORDER BY id LIMIT ${BATCH}`,
-        [published],
-      );
-      published = [];
-      if (rows.length === 0) return;
-      const pipeline = this.o.redis.pipeline();
-      for (const row of rows) pipeline.xadd(this.o.streamKey, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', row.event);
-      const results = await pipeline.exec();
-      const failed = results?.find(([err]) => err);
-      if (failed) throw failed[0];
-      published = rows.map((r) => Number(r.id));
-      this.o.metrics.eventsPublished.inc(rows.length);
+    try {
+      for (;;) {
+        if (this.stopped || !this.leader) break;
+        const fresh = this.handedOver;
+        this.handedOver = [];
+        await this.publish(fresh.map((c) => ({ id: c.outboxId, event: c.json })));
+        const published = this.published;
+        this.published = [];
+        const rows = await this.query<{ id: string; event: string }>(
+          `WITH done AS (DELETE FROM outbox WHERE id = ANY($1::bigint[]))
+           SELECT id, event::text AS event FROM outbox WHERE NOT (id = ANY($1::bigint[])) ORDER BY id LIMIT ${BATCH}`,
+          [published],
+        );
+        await this.publish(rows.map((r) => ({ id: Number(r.id), event: r.event })));
+        if (rows.length === 0 && this.handedOver.length === 0) break;
+      }
+      if (this.published.length) {
+        await this.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [this.published]);
+        this.published = [];
+      }
+    } catch (err) {
+      // The rows are still in the outbox: the next drain reads them back.
+      this.handedOver = [];
+      throw err;
     }
-    if (published.length) await this.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [published]);
+  }
+
+  /** XADDs rows not published yet, in one pipeline; they are deleted by the next statement. */
+  private async publish(rows: { id: number; event: string }[]): Promise<void> {
+    const todo = rows.filter((r) => !this.recent.has(r.id));
+    if (todo.length === 0) return;
+    const pipeline = this.o.redis.pipeline();
+    for (const row of todo) pipeline.xadd(this.o.streamKey, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', row.event);
+    const results = await pipeline.exec();
+    const failed = results?.find(([err]) => err);
+    if (failed) throw failed[0];
+    for (const row of todo) {
+      this.published.push(row.id);
+      this.recent.add(row.id);
+    }
+    // A Set iterates in insertion order: drop the oldest.
+    for (const id of this.recent) {
+      if (this.recent.size <= RECENT_IDS) break;
+      this.recent.delete(id);
+    }
+    this.o.metrics.eventsPublished.inc(todo.length);
   }
 }

@@ -51,6 +51,23 @@ describe('GET /api/v1/stream with separate api and gateway processes', function 
     }
   });
 
+  it('publishes each change exactly once while both API processes write at once', async () => {
+    const [api1, api2] = procs as [RunningProcess, RunningProcess];
+    // One API process holds the relay and publishes its own commits from
+    // memory; the other's are read back from the outbox. Neither path may repeat the other.
+    const burst = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => new Client((i % 2 ? api2 : api1).url, key).post('/api/v1/users', { name: uniqueName('burst') })),
+    );
+    for (const res of burst) expect(res.status, res.text).to.equal(201);
+    const ids = new Set(burst.map((res) => res.body.data.id as string));
+    for (const s of streams) {
+      await s.waitForCount((f) => f.event === 'user.created' && ids.has(f.data.user.id), ids.size, 20_000);
+      const seen = s.frames.filter((f) => f.event === 'user.created' && ids.has(f.data.user.id)).map((f) => f.data.user.id);
+      expect(seen).to.have.lengthOf(ids.size);
+      expect(new Set(seen).size).to.equal(ids.size);
+    }
+  });
+
   it('ends open streams cleanly and exits promptly on SIGTERM', async () => {
     const gw = await startProcess(processEnv(env, { ROLES: 'gateway', LOG_LEVEL: 'warn' }));
     const s = await openRaw(gw.url, key);

@@ -97,16 +97,17 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
   };
   const message = presentMessage(row);
   const event: AxidEvent = { type: 'message.created', to: channelScope(args.workspaceId, args.channelId), data: { message } };
-  let inserted: boolean;
+  const json = JSON.stringify(event);
+  let outboxId: number | null;
   try {
-    inserted = await store.insertMessageWithEvent(rt.db, row, event);
+    outboxId = await store.insertMessageWithEvent(rt.db, row, json);
   } catch (err) {
     // 23503: the root was deleted between the check and the insert.
     if ((err as { code?: string }).code === '23503' && threadId) throw badThread();
     throw err;
   }
-  if (!inserted) throw badThread();
-  eventsCommitted([event]);
+  if (outboxId === null) throw badThread();
+  eventsCommitted([{ outboxId, event, json }]);
   return message;
 }
 

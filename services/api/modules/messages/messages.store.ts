@@ -1,5 +1,4 @@
 import { runPrepared, type Db, type Knex, type PreparedStatement } from '../../../../shared/db/knex.js';
-import type { AxidEvent } from '../../../../shared/events.js';
 import type { MessageRow, ReactionSummary } from './messages.presenter.js';
 
 const MESSAGE_COLUMNS = [
@@ -56,9 +55,10 @@ const INSERT_MESSAGE: PreparedStatement = {
  * Posts a message in ONE statement (one round trip, atomic): the message, the
  * thread record of a reply (created by the first reply, counted by the next)
  * and its outbox row. A reply is inserted only if thread_id names a top-level
- * message of the same channel; false when it did not.
+ * message of the same channel. Returns the outbox row's id, or null when the
+ * reply was refused.
  */
-export async function insertMessageWithEvent(db: Knex, m: NewMessage, event: AxidEvent): Promise<boolean> {
+export async function insertMessageWithEvent(db: Knex, m: NewMessage, eventJson: string): Promise<number | null> {
   const values = [
     m.id,
     m.workspace_id,
@@ -76,10 +76,10 @@ export async function insertMessageWithEvent(db: Knex, m: NewMessage, event: Axi
     m.thread_id,
     m.thread_id,
     m.channel_id,
-    JSON.stringify(event),
+    eventJson,
   ];
-  const result = await runPrepared(db, INSERT_MESSAGE, values);
-  return result.rowCount === 1;
+  const { rows } = await runPrepared<{ id: string }>(db, INSERT_MESSAGE, values);
+  return rows.length === 1 ? Number(rows[0]!.id) : null;
 }
 
 /** The reactions of message `m`, summarised per emoji in the order first added. */
