@@ -8,7 +8,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import { freePort } from '../../shared/embedded.js';
 import { Rpc } from './lib/rpc.js';
-import { memoryOf, resetPeak, sleep, spawnNode, waitListening, waitReady, type Proc } from './lib/proc.js';
+import { cpuMsOf, memoryOf, resetPeak, sleep, spawnNode, waitListening, waitReady, type Proc } from './lib/proc.js';
 import { Histogram } from './lib/stats.js';
 import type { Scenario } from './lib/report.js';
 import { settings } from './settings.js';
@@ -117,6 +117,17 @@ async function interleave<T>(b: Bench, label: string, axid: ((round: number) => 
 
 const cannon = (b: Bench, args: CannonArgs) => b.loadgen.call<CannonResult>('cannon', args, (args.durationS + 30) * 1000);
 
+/**
+ * A cannon run and the server's CPU time per answered request: where
+ * throughput drifts with what else the machine runs, CPU per request shows
+ * the work each side does.
+ */
+async function measuredCannon(b: Bench, args: CannonArgs, serverPid: number) {
+  const before = cpuMsOf(serverPid);
+  const result = await cannon(b, args);
+  return { ...result, cpuUsPerRequest: ((cpuMsOf(serverPid) - before) * 1000) / Math.max(1, result.ok) };
+}
+
 function cannonNotes(side: string, results: CannonResult[]): string[] {
   const bad = results.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0);
   const all = results.reduce((n, r) => n + r.ok + r.non2xx + r.errors + r.timeouts, 0);
@@ -130,13 +141,18 @@ function cannonNotes(side: string, results: CannonResult[]): string[] {
 async function httpScenario(
   b: Bench,
   s: Scenario,
-  o: { axid: CannonArgs | null; floor: CannonArgs; throughputTarget: number; p99Target?: number },
+  o: { axid: CannonArgs | null; floor: CannonArgs; floorPid: number; throughputTarget: number; p99Target?: number },
 ) {
   if (settings.warmupSeconds > 0) {
     if (o.axid) await cannon(b, { ...o.axid, durationS: settings.warmupSeconds });
     await cannon(b, { ...o.floor, durationS: settings.warmupSeconds });
   }
-  const { a, f } = await interleave(b, s.name, o.axid ? () => cannon(b, o.axid!) : null, () => cannon(b, o.floor));
+  const { a, f } = await interleave(
+    b,
+    s.name,
+    o.axid ? () => measuredCannon(b, o.axid!, b.api.proc.pid) : null,
+    () => measuredCannon(b, o.floor, o.floorPid),
+  );
   s.metrics.push(
     { metric: 'throughput', unit: 'req/s', axid: a.map((r) => r.rps), floor: f.map((r) => r.rps), target: { kind: 'ratio', op: '>=', value: o.throughputTarget } },
     {
@@ -146,6 +162,7 @@ async function httpScenario(
       floor: f.map((r) => r.p99),
       target: o.p99Target ? { kind: 'ratio', op: '<=', value: o.p99Target } : undefined,
     },
+    { metric: 'server CPU per request', unit: 'µs', axid: a.map((r) => r.cpuUsPerRequest), floor: f.map((r) => r.cpuUsPerRequest) },
   );
   s.notes.push(...cannonNotes('Axid', a), ...cannonNotes('floor', f));
 }
@@ -162,6 +179,7 @@ export async function posts(b: Bench, s: Scenario): Promise<void> {
   await httpScenario(b, s, {
     axid: available ? { ...base, url: b.api.url, headers: { authorization: `Bearer ${b.adminKey}` } } : null,
     floor: { ...base, url: b.floorPost.url },
+    floorPid: b.floorPost.proc.pid,
     throughputTarget: 0.6,
     p99Target: 1.5,
   });
@@ -188,6 +206,7 @@ export async function webhooks(b: Bench, s: Scenario): Promise<void> {
   await httpScenario(b, s, {
     axid: hookPath ? { ...base, kind: 'hook', path: hookPath, url: b.api.url } : null,
     floor: { ...base, kind: 'post', path: floorPath, url: b.floorPost.url },
+    floorPid: b.floorPost.proc.pid,
     throughputTarget: 0.5,
   });
   if (!hookPath) throw new Unavailable(s.reason);
@@ -223,6 +242,7 @@ export async function history(b: Bench, s: Scenario): Promise<void> {
     await httpScenario(b, s, {
       axid: available ? { ...base, url: b.api.url, headers: { authorization: `Bearer ${b.adminKey}` } } : null,
       floor: { ...base, url: floor.url },
+      floorPid: floor.proc.pid,
       throughputTarget: 0.7,
     });
   } finally {

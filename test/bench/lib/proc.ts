@@ -111,6 +111,14 @@ export function memoryOf(pid: number): { rssKb: number; hwmKb: number } {
   return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
 }
 
+/** CPU time (user + system) a process has used so far, in ms (/proc counts it in 1/100 s). */
+export function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name: state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** Resets VmHWM to the current RSS (Linux: clear_refs 5); false when not permitted. */
 export function resetPeak(pid: number): boolean {
   try {
