@@ -282,6 +282,49 @@ describe('postMessage (the service function incoming webhooks call)', () => {
   });
 });
 
+describe('one Message object, however it is read', () => {
+  // History pages are rendered by Postgres, single messages and events by
+  // presentMessage: the two must give the same object for every field.
+  it('lists each message exactly as GET /messages/{id} and the POST answer give it', async () => {
+    const { ws, channel } = await setup();
+    const u = await ws.user();
+    const content_json = {
+      type: 'doc',
+      content: [{ type: 'paragraph', content: [{ type: 'text', text: 'hi ' }, { type: 'mention', attrs: { id: u.id } }] }],
+    };
+    const root = await postMessage(ws.owner, channel.id, { content: 'root', content_json, metadata: { type: 'ci.run', data: { n: 1.5, ok: true, s: 'é' } } });
+    await postMessage(ws.owner, channel.id, { content: 'reply', thread_id: root.id });
+    expectOk(await ws.owner.post(`${messagesUrl(channel.id)}/${root.id}/reactions`, { emoji: 'tada' }), 201);
+    expectOk(await ws.owner.patch(`${messagesUrl(channel.id)}/${root.id}`, { content: 'root, edited' }));
+    const hooked = await post(stack().rt, {
+      workspaceId: ws.workspaceId,
+      channelId: channel.id,
+      authorId: null,
+      content: 'from a hook',
+      display: { username: 'CI', icon_url: 'https://example.com/i.png' },
+      webhookId: '3f1d2c4b-5a6e-4f70-8a9b-0c1d2e3f4a5b',
+    });
+    const plain = await postMessage(ws.owner, channel.id, { content: 'plain' });
+
+    const listed = expectOk(await ws.owner.get(messagesUrl(channel.id))).data as { id: string }[];
+    expect(listed.map((m) => m.id)).to.deep.equal([plain.id, hooked.id, root.id]);
+    for (const item of listed) {
+      const single = expectOk(await ws.owner.get(`${messagesUrl(channel.id)}/${item.id}`)).data;
+      expect(item).to.deep.equal(single);
+    }
+    expect(listed[0]).to.deep.equal(JSON.parse(JSON.stringify(plain)));
+    expect(listed[1]).to.deep.equal(JSON.parse(JSON.stringify(hooked)));
+    const [rootListed] = listed.slice(2) as Record<string, unknown>[];
+    expect(rootListed).to.deep.include({ content: 'root, edited', mentioned_user_ids: [u.id] });
+    expect(rootListed!.thread).to.have.property('reply_count', 1);
+    expect(rootListed!.reactions).to.deep.equal([{ emoji: 'tada', count: 1, user_ids: [ws.ownerId] }]);
+    expect(rootListed!.edited_at).to.be.a('string');
+    const replies = expectOk(await ws.owner.get(`${messagesUrl(channel.id)}?thread_id=${root.id}`)).data as { id: string }[];
+    expect(replies).to.have.lengthOf(1);
+    expect(replies[0]).to.deep.equal(expectOk(await ws.owner.get(`${messagesUrl(channel.id)}/${replies[0]!.id}`)).data);
+  });
+});
+
 describe('posting cost', () => {
   it('takes ONE statement (message + outbox) for a top-level post once the key and the access are cached', async () => {
     const { ws, channel } = await setup();

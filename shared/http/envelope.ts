@@ -8,10 +8,18 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-export const list = <T>(page: Page<T>) => ({
-  data: page.items,
-  pagination: { next_cursor: page.nextCursor, has_more: page.nextCursor !== null },
-});
+const pagination = (nextCursor: string | null) => ({ next_cursor: nextCursor, has_more: nextCursor !== null });
+
+export const list = <T>(page: Page<T>) => ({ data: page.items, pagination: pagination(page.nextCursor) });
+
+/** A response body already rendered as JSON text: sent as is. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/** The list envelope around items the database rendered as a JSON array (history pages). */
+export const listJson = (itemsJson: string, nextCursor: string | null) =>
+  new JsonText(`{"data":${itemsJson},"pagination":${JSON.stringify(pagination(nextCursor))}}`);
 
 /** Query schema of every list endpoint (contract §5). */
 export const PageQuery = z.object({

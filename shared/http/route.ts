@@ -8,6 +8,7 @@ import { authenticate, bearerToken, type Actor } from '../auth.js';
 import { AppError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import type { AppContext, AppState } from './context.js';
+import { JsonText } from './envelope.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -130,6 +131,12 @@ export class RouteTable {
       const result = await handler(request);
       if (result === undefined) {
         ctx.status = 204;
+        return;
+      }
+      if (result instanceof JsonText) {
+        ctx.status = spec.status ?? 200;
+        ctx.type = 'application/json; charset=utf-8';
+        ctx.body = result.text;
         return;
       }
       if (result instanceof Reply) {

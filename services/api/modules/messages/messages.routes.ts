@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { list, ok } from '../../../../shared/http/envelope.js';
+import { ok } from '../../../../shared/http/envelope.js';
 import { Reply, type RouteTable } from '../../../../shared/http/route.js';
 import type { ChannelKind } from '../channels/channels.access.js';
 import { ListMessagesQuery, PostMessageBody, ReactionBody, UpdateMessageBody } from './messages.schemas.js';
@@ -26,7 +26,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
         params: P,
         query: ListMessagesQuery,
       },
-      async ({ rt, actor, params, query }) => list(await messages.listMessages(rt, actor, params[param]!, kind, query)),
+      ({ rt, actor, params, query }) => messages.listMessages(rt, actor, params[param]!, kind, query),
     )
     .add(
       { method: 'post', path: `${base}/messages`, summary: `Post a message (thread_id makes a reply)`, tag, params: P, body: PostMessageBody, status: 201 },

@@ -7,7 +7,7 @@ import type { Knex } from '../../../../shared/db/knex.js';
 import { validateContentJson } from '../../../../shared/blocks/index.js';
 import { AppError, forbidden, invalid, notFound } from '../../../../shared/errors.js';
 import { eventsCommitted, publishEphemeral, recordEvents, type AxidEvent } from '../../../../shared/events.js';
-import { decodeCursor, pageOf } from '../../../../shared/http/envelope.js';
+import { decodeCursor, encodeCursor, listJson } from '../../../../shared/http/envelope.js';
 import { parseOrThrow } from '../../../../shared/http/route.js';
 import { isUuid } from '../../../../shared/ids.js';
 import type { Runtime } from '../../../../shared/runtime.js';
@@ -137,8 +137,8 @@ export async function listMessages(rt: Runtime, actor: Actor, channelId: string,
   const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   const before = decodeCursor(q.cursor);
   if (q.thread_id && !(await store.isRootOf(rt.db, channel.id, q.thread_id))) throw badThread();
-  const rows = await store.listMessages(rt.db, { channelId: channel.id, threadId: q.thread_id, before, limit: q.limit });
-  return pageOf(rows, q.limit, (row) => presentMessage(row, row.reactions));
+  const page = await store.listMessages(rt.db, { channelId: channel.id, threadId: q.thread_id, before, limit: q.limit });
+  return listJson(page.data, page.hasMore && page.lastSeq !== null ? encodeCursor(page.lastSeq) : null);
 }
 
 async function requireMessage(rt: Runtime, channelId: string, messageId: string) {
