@@ -112,7 +112,8 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   app.use(requestContext(rt));
   app.use(renderErrors);
   app.use(opsRoutes);
-  app.use(rateLimit(rt));
+  const limiter = rateLimit(rt);
+  app.use(limiter);
   if (gateway) app.use(gateway.middleware);
   if (roles.has('api')) {
     for (const table of apiRoutes()) app.use(table.router.routes());
@@ -139,6 +140,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       await worker?.close();
       await serverClosed;
       clearTimeout(hardStop);
+      limiter.stop();
       await relay?.stop();
       stopCommitListener();
       await reader?.stop();
