@@ -84,6 +84,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
           databaseUrl: deps.databaseUrl,
           redis,
           streamKey: rt.streamKey,
+          accessStreamKey: keys(config.redisKeyPrefix).accessEvents,
           log,
           metrics: rt.metrics,
           redisUrl: deps.redisUrl,
@@ -93,10 +94,12 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       : null;
   relay?.start();
 
-  // One event reader per process, shared by the gateway (fan-out) and the API (cache invalidation).
+  // One event reader per process, shared by the gateway (fan-out) and the API
+  // (cache invalidation). Without the gateway, the API reads only the access stream.
+  const readerStream = roles.has('gateway') ? rt.streamKey : keys(config.redisKeyPrefix).accessEvents;
   const reader =
     roles.has('api') || roles.has('gateway')
-      ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: rt.streamKey, log, blockMs: 5_000 })
+      ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: readerStream, log, blockMs: 5_000 })
       : null;
   reader?.subscribe((event) => rt.access.onEvent(event));
   const stopCommitListener = onCommittedEvents((committed) => {

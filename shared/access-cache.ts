@@ -5,7 +5,7 @@
 // stream reader — with a short lifetime as a backstop. Without a stream
 // reader (a worker-only process) nothing is cached.
 import type { Actor } from './auth.js';
-import type { AxidEvent } from './events.js';
+import { ACCESS_EVENT_TYPES, type AxidEvent } from './events.js';
 
 const TTL_MS = 30_000;
 const MAX_ENTRIES = 50_000;
@@ -19,16 +19,6 @@ export interface ChannelAccess {
   channel: object;
   isMember: boolean;
 }
-
-const INVALIDATING = new Set<string>([
-  'api_key.revoked',
-  'member.removed',
-  'member.updated',
-  'channel.member_added',
-  'channel.member_removed',
-  'channel.updated',
-  'webhook.deleted',
-]);
 
 export class AccessCache {
   private readonly actors = new Map<string, Entry<Actor>>();
@@ -82,7 +72,7 @@ export class AccessCache {
   /** Drops what an event makes stale. Called for local commits and for every event read from the stream. */
   onEvent(event: Pick<AxidEvent, 'type' | 'data'>): void {
     const data = event.data as Record<string, unknown>;
-    if (INVALIDATING.has(event.type)) this.generation++;
+    if (ACCESS_EVENT_TYPES.has(event.type)) this.generation++;
     switch (event.type) {
       case 'api_key.revoked':
         this.dropActors((a) => a.keyId === data.key_id);

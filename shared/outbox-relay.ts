@@ -11,7 +11,7 @@ import pg from 'pg';
 import type { Knex } from 'knex';
 import type { Logger } from './logger.js';
 import type { Redis } from './redis.js';
-import { STREAM_MAXLEN, type CommittedEvent } from './events.js';
+import { ACCESS_EVENT_TYPES, ACCESS_STREAM_MAXLEN, STREAM_MAXLEN, type CommittedEvent } from './events.js';
 import { createRedis } from './redis.js';
 import type { Metrics } from './metrics.js';
 
@@ -28,6 +28,8 @@ export interface RelayOptions {
   databaseUrl: string;
   redis: Redis;
   streamKey: string;
+  /** Where access-changing events are published too (events.ts ACCESS_EVENT_TYPES). */
+  accessStreamKey: string;
   log: Logger;
   metrics: Metrics;
   redisUrl: string;
@@ -199,15 +201,15 @@ export class OutboxRelay {
         if (this.stopped || !this.leader) break;
         const fresh = this.handedOver;
         this.handedOver = [];
-        await this.publish(fresh.map((c) => ({ id: c.outboxId, event: c.json })));
+        await this.publish(fresh.map((c) => ({ id: c.outboxId, type: c.event.type, event: c.json })));
         const published = this.published;
         this.published = [];
-        const rows = await this.query<{ id: string; event: string }>(
+        const rows = await this.query<{ id: string; type: string; event: string }>(
           `WITH done AS (DELETE FROM outbox WHERE id = ANY($1::bigint[]))
-           SELECT id, event::text AS event FROM outbox WHERE NOT (id = ANY($1::bigint[])) ORDER BY id LIMIT ${BATCH}`,
+           SELECT id, event->>'type' AS type, event::text AS event FROM outbox WHERE NOT (id = ANY($1::bigint[])) ORDER BY id LIMIT ${BATCH}`,
           [published],
         );
-        await this.publish(rows.map((r) => ({ id: Number(r.id), event: r.event })));
+        await this.publish(rows.map((r) => ({ id: Number(r.id), type: r.type, event: r.event })));
         if (rows.length === 0 && this.handedOver.length === 0) break;
       }
       if (this.published.length) {
@@ -222,11 +224,14 @@ export class OutboxRelay {
   }
 
   /** XADDs rows not published yet, in one pipeline; they are deleted by the next statement. */
-  private async publish(rows: { id: number; event: string }[]): Promise<void> {
+  private async publish(rows: { id: number; type: string; event: string }[]): Promise<void> {
     const todo = rows.filter((r) => !this.recent.has(r.id));
     if (todo.length === 0) return;
     const pipeline = this.o.redis.pipeline();
-    for (const row of todo) pipeline.xadd(this.o.streamKey, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', row.event);
+    for (const row of todo) {
+      pipeline.xadd(this.o.streamKey, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', row.event);
+      if (ACCESS_EVENT_TYPES.has(row.type)) pipeline.xadd(this.o.accessStreamKey, 'MAXLEN', '~', ACCESS_STREAM_MAXLEN, '*', 'e', row.event);
+    }
     const results = await pipeline.exec();
     const failed = results?.find(([err]) => err);
     if (failed) throw failed[0];

@@ -19,6 +19,8 @@ export function createRedis(url: string, name: string, o: { autoPipelining?: boo
 
 export const keys = (prefix: string) => ({
   events: `${prefix}events`,
+  /** The access-changing events only (events.ts ACCESS_EVENT_TYPES). */
+  accessEvents: `${prefix}access-events`,
   rateLimit: `${prefix}rl:`,
   queue: `${prefix}bull`,
   outboxWake: `${prefix}outbox-wake`,
