@@ -2,11 +2,12 @@
 // active at a time (a session advisory lock elects it). Rows are deleted only
 // after XADD succeeded, so a Redis outage delays events and loses none.
 // Writers in the relay's process hand their committed rows over in memory, and
-// the relay publishes them before it reads anything back (no database round
-// trip between a commit and its event). Writers elsewhere wake the relay with
-// a Redis PUBLISH (not pg_notify: Postgres serializes the commits of notifying
-// transactions) and the relay reads their rows; a 1 s poll catches any
-// wake-up lost while Redis was away. Every consumer sees one order: the stream's.
+// the relay publishes them without reading the outbox (no database round trip
+// between a commit and its event); it deletes published rows in batches.
+// Writers elsewhere wake the relay with a Redis PUBLISH (not pg_notify:
+// Postgres serializes the commits of notifying transactions) and the relay
+// reads their rows; a 1 s poll catches any wake-up lost while Redis was away.
+// Every consumer sees one order: the stream's.
 import pg from 'pg';
 import type { Knex } from 'knex';
 import type { Logger } from './logger.js';
@@ -20,6 +21,9 @@ const BATCH = 500;
 const POLL_MS = 1000;
 /** Ids published lately, remembered so that a row is not published twice when both paths see it. */
 const RECENT_IDS = 20_000;
+/** Published rows are deleted in batches, at most this long after publishing (or at DELETE_BATCH rows). */
+const DELETE_MS = 100;
+const DELETE_BATCH = 1000;
 /** How long stop() waits for a drain in flight (it waits on Redis while Redis is away). */
 const STOP_WAIT_MS = 2000;
 
@@ -52,14 +56,17 @@ export class OutboxRelay {
   private wakeScheduled = false;
   /** Rows handed over by this process's writers, not yet published. */
   private handedOver: CommittedEvent[] = [];
-  /** Published, not yet deleted: deleted by the next statement. */
+  /** Published, not yet deleted. */
   private published: number[] = [];
   private readonly recent = new Set<number>();
+  /** Whether the next drain reads the outbox (rows of other processes, or left by a failure). */
+  private needsRead = true;
+  private deleteTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly o: RelayOptions) {
     this.subscriber = createRedis(o.redisUrl, 'axid-relay-wake');
     this.subscriber.on('error', (err) => o.log.debug({ err: err.message }, 'relay wake-up connection error'));
-    this.subscriber.on('message', () => this.drainSoon());
+    this.subscriber.on('message', () => this.drainSoon(true));
   }
 
   start(): void {
@@ -72,7 +79,7 @@ export class OutboxRelay {
     if (this.stopped) return;
     if (this.leader) {
       for (const c of committed) this.handedOver.push(c);
-      this.drainSoon();
+      this.drainSoon(false);
       return;
     }
     this.wake();
@@ -99,20 +106,26 @@ export class OutboxRelay {
 
   /**
    * Wake-ups of one event-loop turn share one drain; a drain in flight takes
-   * the ones after it in its next round (kick). Batches grow with load, and
-   * nothing waits on a timer.
+   * the ones after it in its next round. Batches grow with load, and nothing
+   * waits on a timer. `read`: rows may be in the outbox that were not handed over.
    */
-  private drainSoon(): void {
+  private drainSoon(read: boolean): void {
+    if (read) this.needsRead = true;
     if (!this.leader || this.wakeScheduled) return;
     this.wakeScheduled = true;
     setImmediate(() => {
       this.wakeScheduled = false;
-      void this.kick().catch((err) => this.o.log.warn({ err }, 'outbox relay: drain failed'));
+      void this.run().catch((err) => this.o.log.warn({ err }, 'outbox relay: drain failed'));
     });
   }
 
-  /** Drains whatever is pending now; resolves when the outbox was seen empty. */
+  /** Publishes everything committed so far, reading the outbox too; resolves when it was seen empty. */
   kick(): Promise<void> {
+    this.needsRead = true;
+    return this.run();
+  }
+
+  private run(): Promise<void> {
     if (this.draining) {
       this.again = true;
       return this.draining;
@@ -133,11 +146,16 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.deleteTimer) clearTimeout(this.deleteTimer);
     // Rows not yet deleted stay in the outbox for the next relay: nothing is lost
-    // by not waiting for a Redis that does not answer.
+    // by not waiting for a Redis that does not answer (published rows left
+    // behind are published again: delivery is at least once).
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      this.draining?.catch(() => undefined),
+      (async () => {
+        await this.draining?.catch(() => undefined);
+        await this.deletePublished().catch(() => undefined);
+      })(),
       new Promise((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS))),
     ]);
     clearTimeout(timer);
@@ -190,10 +208,9 @@ export class OutboxRelay {
   }
 
   /**
-   * Publishes the rows handed over in memory, then every other committed row,
-   * oldest first. Published rows are deleted by the statement that reads the
-   * next batch (one round trip per batch); the drain ends when that statement
-   * finds nothing more.
+   * Publishes the rows handed over in memory and, when needed, every other
+   * committed row, oldest first (a read also deletes what was published, in
+   * the same statement). Otherwise published rows are deleted in batches.
    */
   private async drain(): Promise<void> {
     try {
@@ -202,23 +219,50 @@ export class OutboxRelay {
         const fresh = this.handedOver;
         this.handedOver = [];
         await this.publish(fresh.map((c) => ({ id: c.outboxId, type: c.event.type, event: c.json })));
-        const published = this.published;
-        this.published = [];
-        const rows = await this.query<{ id: string; type: string; event: string }>(
-          `WITH done AS (DELETE FROM outbox WHERE id = ANY($1::bigint[]))
-           SELECT id, event->>'type' AS type, event::text AS event FROM outbox WHERE NOT (id = ANY($1::bigint[])) ORDER BY id LIMIT ${BATCH}`,
-          [published],
-        );
-        await this.publish(rows.map((r) => ({ id: Number(r.id), type: r.type, event: r.event })));
-        if (rows.length === 0 && this.handedOver.length === 0) break;
-      }
-      if (this.published.length) {
-        await this.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [this.published]);
-        this.published = [];
+        if (this.needsRead) {
+          this.needsRead = false;
+          const published = this.published;
+          this.published = [];
+          const rows = await this.query<{ id: string; type: string; event: string }>(
+            `WITH done AS (DELETE FROM outbox WHERE id = ANY($1::bigint[]))
+             SELECT id, event->>'type' AS type, event::text AS event FROM outbox
+              WHERE NOT (id = ANY($1::bigint[])) ORDER BY id LIMIT ${BATCH}`,
+            [published],
+          );
+          await this.publish(rows.map((r) => ({ id: Number(r.id), type: r.type, event: r.event })));
+          if (rows.length > 0) this.needsRead = true; // there may be more
+        }
+        if (this.handedOver.length === 0 && !this.needsRead) break;
       }
     } catch (err) {
       // The rows are still in the outbox: the next drain reads them back.
       this.handedOver = [];
+      this.needsRead = true;
+      throw err;
+    } finally {
+      this.deleteSoon();
+    }
+  }
+
+  /** Deletes published rows: at once past DELETE_BATCH, else within DELETE_MS. */
+  private deleteSoon(): void {
+    if (this.published.length === 0 || this.deleteTimer) return;
+    const run = () => {
+      this.deleteTimer = null;
+      void this.deletePublished().catch((err) => this.o.log.warn({ err }, 'outbox relay: delete failed'));
+    };
+    if (this.published.length >= DELETE_BATCH) run();
+    else this.deleteTimer = setTimeout(run, DELETE_MS);
+  }
+
+  private async deletePublished(): Promise<void> {
+    const ids = this.published;
+    this.published = [];
+    if (ids.length === 0) return;
+    try {
+      await this.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [ids]);
+    } catch (err) {
+      this.published.push(...ids); // deleted with the next batch
       throw err;
     }
   }
