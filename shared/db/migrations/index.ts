@@ -2,10 +2,12 @@ import type { Knex } from 'knex';
 import * as core from './001_core.js';
 import * as filesWebhooks from './003_files_webhooks.js';
 import * as messagePageHints from './004_message_page_hints.js';
+import * as messageInsertChecks from './005_message_insert_checks.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
   '001_core': core,
   '003_files_webhooks': filesWebhooks,
   '004_message_page_hints': messagePageHints,
+  '005_message_insert_checks': messageInsertChecks,
 };
