@@ -46,6 +46,7 @@ export interface RouteRequest<P, Q, B> {
 type Handler<P, Q, B> = (req: RouteRequest<P, Q, B>) => unknown | Promise<unknown>;
 
 const JSON_LIMIT = '1mb';
+const noNext = async () => {};
 
 /** A handler result whose status depends on the outcome (201 created, 200 already there). */
 export class Reply {
@@ -89,38 +90,33 @@ export class RouteTable {
     this.specs.push(spec as unknown as RouteSpec);
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     const pattern = this.prefix + spec.path;
-    const chain: ((ctx: AppContext, next: Next) => Promise<void>)[] = [];
+    const needsKey = (spec.auth ?? 'key') === 'key';
+    const parseBody =
+      spec.body && !spec.rawBody
+        ? (koaBody({
+            json: true,
+            jsonStrict: true,
+            jsonLimit: JSON_LIMIT,
+            urlencoded: spec.form ?? false,
+            formLimit: JSON_LIMIT,
+            text: false,
+            multipart: false,
+            onError: (err) => {
+              throw err;
+            },
+          }) as unknown as (ctx: AppContext, next: Next) => Promise<void>)
+        : null;
 
-    chain.push(async (ctx, next) => {
+    // One middleware per route, its steps in order: name the route (metrics),
+    // authenticate, read the body, validate, run the handler, answer.
+    const run = async (ctx: AppContext): Promise<void> => {
       ctx.state.route = pattern;
-      await next();
-    });
-    if ((spec.auth ?? 'key') === 'key') {
-      chain.push(async (ctx, next) => {
-        ctx.state.actor = await authenticate(ctx.state.rt.db, bearerToken(ctx.get('authorization')), ctx.state.rt.access);
-        await next();
-      });
-    }
-    if (spec.body && !spec.rawBody) {
-      const parse = koaBody({
-        json: true,
-        jsonStrict: true,
-        jsonLimit: JSON_LIMIT,
-        urlencoded: spec.form ?? false,
-        formLimit: JSON_LIMIT,
-        text: false,
-        multipart: false,
-        onError: (err) => {
-          throw err;
-        },
-      });
-      chain.push(parse as unknown as (ctx: AppContext, next: Next) => Promise<void>);
-    }
-    chain.push(async (ctx) => {
+      if (needsKey) ctx.state.actor = await authenticate(ctx.state.rt.db, bearerToken(ctx.get('authorization')), ctx.state.rt.access);
+      if (parseBody) await parseBody(ctx, noNext);
       const request = {
         params: spec.params ? parseOrThrow(spec.params, ctx.params, 'path') : {},
         query: spec.query ? parseOrThrow(spec.query, ctx.query, 'query') : {},
-        body: spec.body && !spec.rawBody ? parseOrThrow(spec.body, ctx.request.body ?? {}, 'body') : undefined,
+        body: parseBody ? parseOrThrow(spec.body!, ctx.request.body ?? {}, 'body') : undefined,
         rt: ctx.state.rt,
         ctx,
         get actor(): Actor {
@@ -146,9 +142,9 @@ export class RouteTable {
       }
       ctx.status = spec.status ?? 200;
       ctx.body = result;
-    });
+    };
 
-    this.router[spec.method](koaPath, ...(chain as RouterMiddleware<AppState>[]));
+    this.router[spec.method](koaPath, run as RouterMiddleware<AppState>);
     return this;
   }
 }
