@@ -91,6 +91,28 @@ describe('GET /api/v1/stream', () => {
       }
     });
 
+    it('sends the keep-alive comment only to streams with nothing written lately', async () => {
+      const gw = await startGateway({ keepAliveMs: 300 });
+      try {
+        const [busyWs, idleWs] = [await newWorkspace(), await newWorkspace()];
+        const busy = await openRaw(gw.url, busyWs.ownerKey);
+        const idle = await openRaw(gw.url, idleWs.ownerKey);
+        const event: AxidEvent = { type: 'user.updated', to: { scope: 'workspace', workspace_id: busyWs.workspaceId }, data: { user: { id: 'x' } } };
+        // An event every 30 ms for 900 ms: the busy stream is never silent for 300 ms.
+        for (let i = 0; i < 30; i++) {
+          await stack().rt.db.transaction((trx) => recordEvents(trx, [event]));
+          await new Promise((resolve) => setTimeout(resolve, 30));
+        }
+        await busy.waitForCount((f) => f.event === 'user.updated', 30, 5_000);
+        expect(busy.comments).to.equal(0);
+        expect(idle.comments).to.be.at.least(2);
+        busy.close();
+        idle.close();
+      } finally {
+        await gw.close();
+      }
+    });
+
     it('ends every stream cleanly on close() with whole frames only', async () => {
       const gw = await startGateway();
       const ws = await newWorkspace();

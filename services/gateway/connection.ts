@@ -15,6 +15,8 @@ export interface ConnectionInfo {
  */
 export class SseConnection {
   closed = false;
+  /** When a frame was last written (ms): the keep-alive skips streams written lately. */
+  lastWriteAt = Date.now();
   private opened = false;
   private readonly listeners: (() => void)[] = [];
 
@@ -45,7 +47,7 @@ export class SseConnection {
   }
 
   /** Queues a whole frame; false when the connection is gone (or was just cut off). Deliveries are counted by the caller, once per event. */
-  send(frame: Buffer, isEvent = true): boolean {
+  send(frame: Buffer, isEvent = true, now = Date.now()): boolean {
     if (this.closed) return false;
     const queued = this.res.writableLength;
     // A frame larger than the whole budget still goes to a client that keeps up.
@@ -58,6 +60,7 @@ export class SseConnection {
       return false;
     }
     this.res.write(frame);
+    this.lastWriteAt = now;
     return true;
   }
 

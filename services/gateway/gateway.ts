@@ -17,7 +17,7 @@ export const STREAM_PATH = '/api/v1/stream';
 export interface GatewayOptions {
   databaseUrl: string;
   redisUrl: string;
-  /** How often a comment line keeps idle streams open (the contract asks for at most 20 s). */
+  /** The longest a stream stays silent: then a comment line keeps it open (the contract asks for at most 20 s). */
   keepAliveMs?: number;
   /** Bytes a client may fall behind before its stream is cut off. */
   maxQueueBytes?: number;
@@ -49,9 +49,15 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
   });
   reader.start();
 
+  // Only streams with nothing written for a while get the comment: a busy
+  // gateway would otherwise write to every stream at once each interval, in
+  // the middle of its deliveries. Checked every third of the interval, so no
+  // stream stays silent longer than keepAliveMs.
+  const keepAliveTick = keepAliveMs / 3;
   const keepAlive = setInterval(() => {
-    for (const conn of [...hub.connections()]) conn.send(KEEP_ALIVE, false);
-  }, keepAliveMs);
+    const now = Date.now();
+    for (const conn of [...hub.connections()]) if (now - conn.lastWriteAt >= keepAliveMs - keepAliveTick) conn.send(KEEP_ALIVE, false, now);
+  }, keepAliveTick);
   keepAlive.unref();
 
   let closing = false;

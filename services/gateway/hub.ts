@@ -140,7 +140,8 @@ export class Hub {
     let delivered = 0;
     if (targets.size > 0) {
       const frame = encodeFrame(type, data);
-      for (const state of targets) for (const conn of state.connections) if (conn.send(frame)) delivered++;
+      const now = Date.now();
+      for (const state of targets) for (const conn of state.connections) if (conn.send(frame, true, now)) delivered++;
     }
 
     // Leaves take effect after delivery (the removed member is told).
