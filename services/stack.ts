@@ -60,8 +60,9 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
     s3,
     streamKey: keys(config.redisKeyPrefix).events,
     metrics: createMetrics(),
-    // Enabled below once the process has an event reader to keep it fresh.
-    access: new AccessCache(config.roles.includes('api')),
+    // Only where an event reader keeps it fresh (api and gateway; a stream
+    // still checks its key in the database once it is registered).
+    access: new AccessCache(config.roles.includes('api') || config.roles.includes('gateway')),
     async ready() {
       try {
         await Promise.all([db.raw('SELECT 1'), redis.ping()]);

@@ -68,6 +68,16 @@ describe('GET /api/v1/stream with separate api and gateway processes', function 
     }
   });
 
+  it('refuses a new stream for a key revoked through an API process, though the gateway had it cached', async () => {
+    const [api1, , gw1] = procs as [RunningProcess, RunningProcess, RunningProcess];
+    const created = (await new Client(api1.url, key).post('/api/v1/api-keys', { name: 'gw-cache' })).body.data;
+    streams.push(await openRaw(gw1.url, created.key)); // the gateway has now cached this key
+    expect((await new Client(api1.url, key).delete(`/api/v1/api-keys/${created.id}`)).status).to.equal(204);
+    const res = await fetch(`${gw1.url}/api/v1/stream`, { headers: { authorization: `Bearer ${created.key}` } });
+    expect(res.status).to.equal(401);
+    expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('unauthorized');
+  });
+
   it('ends open streams cleanly and exits promptly on SIGTERM', async () => {
     const gw = await startProcess(processEnv(env, { ROLES: 'gateway', LOG_LEVEL: 'warn' }));
     const s = await openRaw(gw.url, key);
