@@ -47,26 +47,28 @@ export class OutboxRelay {
   private client: pg.Client | null = null;
   private leader = false;
   private stopped = false;
-  private draining: Promise<void> | null = null;
-  private again = false;
+  private reading: Promise<void> | null = null;
+  private readAgain = false;
   private timer: NodeJS.Timeout | null = null;
   private readonly subscriber: Redis;
-  private publishing = false;
-  private publishAgain = false;
-  private wakeScheduled = false;
+  private waking = false;
+  private wakeAgain = false;
+  private flushScheduled = false;
+  private readScheduled = false;
   /** Rows handed over by this process's writers, not yet published. */
   private handedOver: CommittedEvent[] = [];
+  /** XADD pipelines under way. */
+  private readonly inFlight = new Set<Promise<void>>();
   /** Published, not yet deleted. */
   private published: number[] = [];
+  /** Ids being published or published lately: the other path skips them. */
   private readonly recent = new Set<number>();
-  /** Whether the next drain reads the outbox (rows of other processes, or left by a failure). */
-  private needsRead = true;
   private deleteTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly o: RelayOptions) {
     this.subscriber = createRedis(o.redisUrl, 'axid-relay-wake');
     this.subscriber.on('error', (err) => o.log.debug({ err: err.message }, 'relay wake-up connection error'));
-    this.subscriber.on('message', () => this.drainSoon(true));
+    this.subscriber.on('message', () => this.readSoon());
   }
 
   start(): void {
@@ -77,70 +79,32 @@ export class OutboxRelay {
   /** Called after a commit that wrote outbox rows: publishes them (the elected relay) or wakes the relay. */
   publishCommitted(committed: CommittedEvent[]): void {
     if (this.stopped) return;
-    if (this.leader) {
-      for (const c of committed) this.handedOver.push(c);
-      this.drainSoon(false);
-      return;
-    }
-    this.wake();
-  }
-
-  private wake(): void {
-    // One PUBLISH in flight at a time; wake-ups meanwhile fold into one more.
-    if (this.publishing) {
-      this.publishAgain = true;
-      return;
-    }
-    this.publishing = true;
-    void this.o.redis
-      .publish(this.o.wakeChannel, '1')
-      .catch(() => undefined)
-      .finally(() => {
-        this.publishing = false;
-        if (this.publishAgain) {
-          this.publishAgain = false;
-          this.wake();
-        }
-      });
-  }
-
-  /**
-   * Wake-ups of one event-loop turn share one drain; a drain in flight takes
-   * the ones after it in its next round. Batches grow with load, and nothing
-   * waits on a timer. `read`: rows may be in the outbox that were not handed over.
-   */
-  private drainSoon(read: boolean): void {
-    if (read) this.needsRead = true;
-    if (!this.leader || this.wakeScheduled) return;
-    this.wakeScheduled = true;
+    if (!this.leader) return this.wake();
+    for (const c of committed) this.handedOver.push(c);
+    // The commits of one event-loop turn share one pipeline. Pipelines go out
+    // in order on one connection: nothing waits for the one before.
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
     setImmediate(() => {
-      this.wakeScheduled = false;
-      void this.run().catch((err) => this.o.log.warn({ err }, 'outbox relay: drain failed'));
+      this.flushScheduled = false;
+      const fresh = this.handedOver;
+      this.handedOver = [];
+      if (!this.leader || this.stopped) return; // the rows stay in the outbox for whoever relays now
+      this.track(this.publish(fresh.map((c) => ({ id: c.outboxId, type: c.event.type, event: c.json })))).catch((err) => {
+        // The rows are still in the outbox: a read publishes them.
+        this.o.log.warn({ err }, 'outbox relay: publishing failed');
+        this.readSoon();
+      });
     });
   }
 
-  /** Publishes everything committed so far, reading the outbox too; resolves when it was seen empty. */
-  kick(): Promise<void> {
-    this.needsRead = true;
-    return this.run();
-  }
-
-  private run(): Promise<void> {
-    if (this.draining) {
-      this.again = true;
-      return this.draining;
-    }
-    this.draining = (async () => {
-      try {
-        do {
-          this.again = false;
-          await this.drain();
-        } while (this.again && !this.stopped);
-      } finally {
-        this.draining = null;
-      }
-    })();
-    return this.draining;
+  /**
+   * Publishes everything committed so far: reads the outbox too, and resolves
+   * once the outbox was read to its end and every pipeline under way is done.
+   */
+  async kick(): Promise<void> {
+    await this.read();
+    await Promise.allSettled([...this.inFlight]);
   }
 
   async stop(): Promise<void> {
@@ -153,7 +117,7 @@ export class OutboxRelay {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       (async () => {
-        await this.draining?.catch(() => undefined);
+        await Promise.allSettled([this.reading, ...this.inFlight]);
         await this.deletePublished().catch(() => undefined);
       })(),
       new Promise((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS))),
@@ -164,11 +128,65 @@ export class OutboxRelay {
     this.client = null;
   }
 
+  private wake(): void {
+    // One PUBLISH in flight at a time; wake-ups meanwhile fold into one more.
+    if (this.waking) {
+      this.wakeAgain = true;
+      return;
+    }
+    this.waking = true;
+    void this.o.redis
+      .publish(this.o.wakeChannel, '1')
+      .catch(() => undefined)
+      .finally(() => {
+        this.waking = false;
+        if (this.wakeAgain) {
+          this.wakeAgain = false;
+          this.wake();
+        }
+      });
+  }
+
+  private track(publishing: Promise<void>): Promise<void> {
+    this.inFlight.add(publishing);
+    void publishing.catch(() => undefined).finally(() => this.inFlight.delete(publishing));
+    return publishing;
+  }
+
+  /** Wake-ups of one event-loop turn share one read. */
+  private readSoon(): void {
+    if (!this.leader || this.readScheduled) return;
+    this.readScheduled = true;
+    setImmediate(() => {
+      this.readScheduled = false;
+      void this.read().catch((err) => this.o.log.warn({ err }, 'outbox relay: reading the outbox failed'));
+    });
+  }
+
+  /** One read at a time; a read asked for meanwhile runs once more after it. */
+  private read(): Promise<void> {
+    if (this.reading) {
+      this.readAgain = true;
+      return this.reading;
+    }
+    this.reading = (async () => {
+      try {
+        do {
+          this.readAgain = false;
+          await this.readOutbox();
+        } while (this.readAgain && !this.stopped);
+      } finally {
+        this.reading = null;
+      }
+    })();
+    return this.reading;
+  }
+
   private async tick(): Promise<void> {
     if (this.stopped) return;
     try {
       if (!this.leader) await this.campaign();
-      if (this.leader) await this.kick();
+      if (this.leader) await this.read();
     } catch (err) {
       this.o.log.warn({ err }, 'outbox relay: retrying');
       await this.resetClient();
@@ -208,39 +226,29 @@ export class OutboxRelay {
   }
 
   /**
-   * Publishes the rows handed over in memory and, when needed, every other
-   * committed row, oldest first (a read also deletes what was published, in
-   * the same statement). Otherwise published rows are deleted in batches.
+   * Publishes the rows in the outbox that were not handed over (other
+   * processes' commits, rows left by a failure), oldest first, a batch per
+   * statement; the statement also deletes what was published meanwhile.
    */
-  private async drain(): Promise<void> {
-    try {
-      for (;;) {
-        if (this.stopped || !this.leader) break;
-        const fresh = this.handedOver;
-        this.handedOver = [];
-        await this.publish(fresh.map((c) => ({ id: c.outboxId, type: c.event.type, event: c.json })));
-        if (this.needsRead) {
-          this.needsRead = false;
-          const published = this.published;
-          this.published = [];
-          const rows = await this.query<{ id: string; type: string; event: string }>(
-            `WITH done AS (DELETE FROM outbox WHERE id = ANY($1::bigint[]))
-             SELECT id, event->>'type' AS type, event::text AS event FROM outbox
-              WHERE NOT (id = ANY($1::bigint[])) ORDER BY id LIMIT ${BATCH}`,
-            [published],
-          );
-          await this.publish(rows.map((r) => ({ id: Number(r.id), type: r.type, event: r.event })));
-          if (rows.length > 0) this.needsRead = true; // there may be more
-        }
-        if (this.handedOver.length === 0 && !this.needsRead) break;
+  private async readOutbox(): Promise<void> {
+    for (;;) {
+      if (this.stopped || !this.leader) return;
+      const published = this.published;
+      this.published = [];
+      let rows: { id: string; type: string; event: string }[];
+      try {
+        rows = await this.query(
+          `WITH done AS (DELETE FROM outbox WHERE id = ANY($1::bigint[]))
+           SELECT id, event->>'type' AS type, event::text AS event FROM outbox
+            WHERE NOT (id = ANY($1::bigint[])) ORDER BY id LIMIT ${BATCH}`,
+          [published],
+        );
+      } catch (err) {
+        this.published.push(...published);
+        throw err;
       }
-    } catch (err) {
-      // The rows are still in the outbox: the next drain reads them back.
-      this.handedOver = [];
-      this.needsRead = true;
-      throw err;
-    } finally {
-      this.deleteSoon();
+      await this.track(this.publish(rows.map((r) => ({ id: Number(r.id), type: r.type, event: r.event }))));
+      if (rows.length < BATCH) return;
     }
   }
 
@@ -267,27 +275,31 @@ export class OutboxRelay {
     }
   }
 
-  /** XADDs rows not published yet, in one pipeline; they are deleted by the next statement. */
+  /** XADDs, in one pipeline, the rows no other path is publishing or has published lately. */
   private async publish(rows: { id: number; type: string; event: string }[]): Promise<void> {
     const todo = rows.filter((r) => !this.recent.has(r.id));
     if (todo.length === 0) return;
+    for (const row of todo) this.recent.add(row.id);
     const pipeline = this.o.redis.pipeline();
     for (const row of todo) {
       pipeline.xadd(this.o.streamKey, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', row.event);
       if (ACCESS_EVENT_TYPES.has(row.type)) pipeline.xadd(this.o.accessStreamKey, 'MAXLEN', '~', ACCESS_STREAM_MAXLEN, '*', 'e', row.event);
     }
-    const results = await pipeline.exec();
-    const failed = results?.find(([err]) => err);
-    if (failed) throw failed[0];
-    for (const row of todo) {
-      this.published.push(row.id);
-      this.recent.add(row.id);
+    try {
+      const results = await pipeline.exec();
+      const failed = results?.find(([err]) => err);
+      if (failed) throw failed[0];
+    } catch (err) {
+      for (const row of todo) this.recent.delete(row.id); // published again by the next read
+      throw err;
     }
+    for (const row of todo) this.published.push(row.id);
     // A Set iterates in insertion order: drop the oldest.
     for (const id of this.recent) {
       if (this.recent.size <= RECENT_IDS) break;
       this.recent.delete(id);
     }
     this.o.metrics.eventsPublished.inc(todo.length);
+    this.deleteSoon();
   }
 }
