@@ -120,7 +120,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   app.use(limiter);
   if (gateway) app.use(gateway.middleware);
   if (roles.has('api')) {
-    for (const table of apiRoutes()) app.use(table.router.routes());
+    app.use(apiRoutes().router.routes());
   }
   app.use(async () => {
     throw new AppError('not_found', 'no such route: see /api/v1/openapi.json');

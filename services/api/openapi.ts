@@ -166,8 +166,8 @@ const DOCS_PAGE = `<!doctype html>
 const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/api/v1/openapi.json', dom_id: '#ui', validatorUrl: null, deepLinking: true });`;
 
 /** `/api/v1/openapi.json` and the `/docs` reference page, served from npm packages. */
-export function docsRoutes(tables: RouteTable[]): RouteTable {
-  const docs = new RouteTable('');
+export function docsRoutes(tables: RouteTable[], router: RouteTable['router']): RouteTable {
+  const docs = new RouteTable('', router);
   let cached: unknown = null;
   const assets = new Map<string, Buffer>();
   docs

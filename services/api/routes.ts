@@ -1,4 +1,6 @@
-// Every API route, in one table: a reader finds each resource's module here.
+// Every API route, in one place: a reader finds each resource's module here.
+import Router from '@koa/router';
+import type { AppState } from '../../shared/http/context.js';
 import { RouteTable } from '../../shared/http/route.js';
 import { docsRoutes } from './openapi.js';
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
@@ -11,8 +13,10 @@ import { userRoutes } from './modules/users/users.routes.js';
 import { hookRoutes, webhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 
-export function apiRoutes(): RouteTable[] {
-  const v1 = new RouteTable('/api/v1');
+/** Every API route in one router (one path match per request), and the tables that declare them. */
+export function apiRoutes(): { router: Router<AppState>; tables: RouteTable[] } {
+  const router = new Router<AppState>();
+  const v1 = new RouteTable('/api/v1', router);
   workspaceRoutes(v1);
   userRoutes(v1);
   apiKeyRoutes(v1);
@@ -22,8 +26,8 @@ export function apiRoutes(): RouteTable[] {
   interactionRoutes(v1);
   fileRoutes(v1);
   webhookRoutes(v1);
-  const hooks = new RouteTable('');
+  const hooks = new RouteTable('', router);
   hookRoutes(hooks);
   const tables = [v1, hooks];
-  return [...tables, docsRoutes(tables)];
+  return { router, tables: [...tables, docsRoutes(tables, router)] };
 }

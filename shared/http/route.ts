@@ -76,19 +76,23 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, whe
 }
 
 export class RouteTable {
-  readonly router: Router<AppState>;
   readonly specs: RouteSpec[] = [];
 
-  constructor(readonly prefix: string) {
-    this.router = new Router<AppState>({ prefix });
-  }
+  /**
+   * Tables share one router where they can: each router a request passes
+   * through matches the path against every route it holds.
+   */
+  constructor(
+    readonly prefix: string,
+    readonly router: Router<AppState> = new Router<AppState>(),
+  ) {}
 
   add<P extends z.ZodType = z.ZodObject<{}>, Q extends z.ZodType = z.ZodObject<{}>, B extends z.ZodType = z.ZodUnknown>(
     spec: RouteSpec<P, Q, B>,
     handler: Handler<z.infer<P>, z.infer<Q>, z.infer<B>>,
   ): this {
     this.specs.push(spec as unknown as RouteSpec);
-    const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
+    const koaPath = this.prefix + spec.path.replace(/\{(\w+)\}/g, ':$1');
     const pattern = this.prefix + spec.path;
     const needsKey = (spec.auth ?? 'key') === 'key';
     const parseBody =
