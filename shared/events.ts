@@ -1,7 +1,7 @@
 // The one event publisher. A service records events inside its transaction
 // (an outbox row, committed or rolled back with the change); the relay moves
-// them to the Redis stream in commit order. Ephemeral events (typing) skip the
-// outbox and go straight to the stream.
+// them to the Redis stream once committed (outbox-relay.ts). Ephemeral events
+// (typing) skip the outbox and go straight to the stream.
 import type { Db, Knex } from './db/knex.js';
 import type { Redis } from './redis.js';
 
