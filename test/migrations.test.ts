@@ -1,16 +1,9 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { createDb, ensureDatabase } from '../shared/db/knex.js';
-import { migrateLatest } from '../shared/db/migrate.js';
-import { migrations } from '../shared/db/migrations/index.js';
+import { migrateLatest, migrationSource } from '../shared/db/migrate.js';
 import { listMessages } from '../services/api/modules/messages/messages.store.js';
 import { testEnv, type TestEnv } from './support/stack.js';
-
-const source: Knex.MigrationSource<string> = {
-  getMigrations: async () => Object.keys(migrations),
-  getMigrationName: (name) => name,
-  getMigration: async (name) => migrations[name]!,
-};
 
 describe('migrations on a database with data', () => {
   let env: TestEnv;
@@ -28,7 +21,7 @@ describe('migrations on a database with data', () => {
   });
 
   it('004 marks the messages that already have replies or reactions, so history pages still show them', async () => {
-    for (const name of ['001_core', '003_files_webhooks']) await db.migrate.up({ migrationSource: source, name });
+    for (const name of ['001_core', '003_files_webhooks']) await db.migrate.up({ migrationSource, name });
     const [ws] = await db('workspaces').insert({ name: 'w' }).returning('id');
     const [user] = await db('users').insert({ workspace_id: ws.id, name: 'u', role: 'owner' }).returning('id');
     const [channel] = await db('channels').insert({ workspace_id: ws.id, name: 'c', created_by: user.id }).returning('id');

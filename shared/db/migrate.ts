@@ -5,7 +5,8 @@ import { migrations } from './migrations/index.js';
 // the first one migrates; the others then find nothing left to do.
 const MIGRATION_LOCK_KEY = 0x41584944; // "AXID"
 
-const source: Knex.MigrationSource<string> = {
+/** The migrations of migrations/index.ts, in order, as knex reads them. */
+export const migrationSource: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(migrations),
   getMigrationName: (name) => name,
   getMigration: async (name) => migrations[name]!,
@@ -41,6 +42,6 @@ export async function migrateLatest(db: Knex, opts: MigrateOptions = { lock: tru
 }
 
 async function runLatest(db: Knex): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
+  const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
   return applied;
 }
