@@ -52,6 +52,8 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
     credentials: { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey },
   });
 
+  // Processes that read events (api, gateway) keep caches fresh from them.
+  const readsEvents = config.roles.includes('api') || config.roles.includes('gateway');
   const rt: Runtime = {
     config,
     log,
@@ -60,9 +62,9 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
     s3,
     streamKey: keys(config.redisKeyPrefix).events,
     metrics: createMetrics(),
-    // Only where an event reader keeps it fresh (api and gateway; a stream
-    // still checks its key in the database once it is registered).
-    access: new AccessCache(config.roles.includes('api') || config.roles.includes('gateway')),
+    // Only where an event reader keeps it fresh (a stream still checks its
+    // key in the database once it is registered).
+    access: new AccessCache(readsEvents),
     async ready() {
       try {
         await Promise.all([db.raw('SELECT 1'), redis.ping()]);
@@ -98,10 +100,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   // One event reader per process, shared by the gateway (fan-out) and the API
   // (cache invalidation). Without the gateway, the API reads only the access stream.
   const readerStream = roles.has('gateway') ? rt.streamKey : keys(config.redisKeyPrefix).accessEvents;
-  const reader =
-    roles.has('api') || roles.has('gateway')
-      ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: readerStream, log, blockMs: 5_000 })
-      : null;
+  const reader = readsEvents ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: readerStream, log, blockMs: 5_000 }) : null;
   reader?.subscribe((event) => rt.access.onEvent(event));
   const stopCommitListener = onCommittedEvents((committed) => {
     relay?.publishCommitted(committed);
