@@ -17,9 +17,19 @@ export class JsonText {
   constructor(readonly text: string) {}
 }
 
-/** The list envelope around items the database rendered as a JSON array (history pages). */
-export const listJson = (itemsJson: string, nextCursor: string | null) =>
-  new JsonText(`{"data":${itemsJson},"pagination":${JSON.stringify(pagination(nextCursor))}}`);
+/** A keyset page whose items the database rendered as a JSON array (history pages). */
+export interface JsonPage {
+  data: string;
+  /** The sequence number of the page's last item; null for an empty page. */
+  lastSeq: number | null;
+  hasMore: boolean;
+}
+
+/** The list envelope around a JsonPage, with the same cursor pageOf gives. */
+export const listJson = (page: JsonPage) => {
+  const nextCursor = page.hasMore && page.lastSeq !== null ? encodeCursor(page.lastSeq) : null;
+  return new JsonText(`{"data":${page.data},"pagination":${JSON.stringify(pagination(nextCursor))}}`);
+};
 
 /** Query schema of every list endpoint (contract §5). */
 export const PageQuery = z.object({

@@ -79,12 +79,12 @@ export class RouteTable {
   readonly specs: RouteSpec[] = [];
 
   /**
-   * Tables share one router where they can: each router a request passes
-   * through matches the path against every route it holds.
+   * Tables share one router: each router a request passes through matches
+   * the path against every route it holds.
    */
   constructor(
     readonly prefix: string,
-    readonly router: Router<AppState> = new Router<AppState>(),
+    readonly router: Router<AppState>,
   ) {}
 
   add<P extends z.ZodType = z.ZodObject<{}>, Q extends z.ZodType = z.ZodObject<{}>, B extends z.ZodType = z.ZodUnknown>(

@@ -7,7 +7,7 @@ import type { Knex } from '../../../../shared/db/knex.js';
 import { validateContentJson } from '../../../../shared/blocks/index.js';
 import { AppError, forbidden, invalid, notFound } from '../../../../shared/errors.js';
 import { eventsCommitted, publishEphemeral, recordEvents, type AxidEvent } from '../../../../shared/events.js';
-import { decodeCursor, encodeCursor, listJson } from '../../../../shared/http/envelope.js';
+import { decodeCursor, listJson } from '../../../../shared/http/envelope.js';
 import { parseOrThrow } from '../../../../shared/http/route.js';
 import { isUuid } from '../../../../shared/ids.js';
 import type { Runtime } from '../../../../shared/runtime.js';
@@ -138,7 +138,7 @@ export async function listMessages(rt: Runtime, actor: Actor, channelId: string,
   const before = decodeCursor(q.cursor);
   if (q.thread_id && !(await store.isRootOf(rt.db, channel.id, q.thread_id))) throw badThread();
   const page = await store.listMessages(rt.db, { channelId: channel.id, threadId: q.thread_id, before, limit: q.limit });
-  return listJson(page.data, page.hasMore && page.lastSeq !== null ? encodeCursor(page.lastSeq) : null);
+  return listJson(page);
 }
 
 async function requireMessage(rt: Runtime, channelId: string, messageId: string) {

@@ -1,4 +1,5 @@
 import { runPrepared, type Db, type Knex, type PreparedStatement } from '../../../../shared/db/knex.js';
+import type { JsonPage } from '../../../../shared/http/envelope.js';
 import type { MessageRow, ReactionSummary } from './messages.presenter.js';
 
 const MESSAGE_COLUMNS = [
@@ -138,20 +139,12 @@ export const NO_CURSOR = '9223372036854775807';
 export const CHANNEL_PAGE = pageStatement('axid_channel_page', 'm.channel_id = $1 AND m.thread_id IS NULL');
 export const THREAD_PAGE = pageStatement('axid_thread_page', 'm.thread_id = $1');
 
-export interface MessagePageJson {
-  /** The page's Message objects: a JSON array. */
-  data: string;
-  /** The seq of the page's last (oldest) message; null for an empty page. */
-  lastSeq: number | null;
-  hasMore: boolean;
-}
-
 /**
  * A history page, newest first, with thread counts and reactions aggregated
  * (looked up only for messages whose hints say they may have them), in one round trip: top-level messages (messages_channel_seq) or one
  * thread's replies (messages_thread_seq).
  */
-export async function listMessages(db: Knex, o: { channelId: string; threadId?: string; before?: number; limit: number }): Promise<MessagePageJson> {
+export async function listMessages(db: Knex, o: { channelId: string; threadId?: string; before?: number; limit: number }): Promise<JsonPage> {
   const { rows } = await runPrepared<{ data: string; last_seq: string | null; has_more: boolean }>(db, o.threadId ? THREAD_PAGE : CHANNEL_PAGE, [
     o.threadId ?? o.channelId,
     o.before === undefined ? NO_CURSOR : String(o.before),
