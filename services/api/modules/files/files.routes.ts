@@ -4,6 +4,7 @@ import type { RouteTable } from '../../../../shared/http/route.js';
 import * as files from './files.service.js';
 
 export const FileIdParams = z.object({ file_id: z.string() });
+const DownloadQuery = z.object({ expires: z.string().optional(), sig: z.string().optional() });
 
 export function fileRoutes(routes: RouteTable) {
   const tag = 'Files';
@@ -19,14 +20,23 @@ export function fileRoutes(routes: RouteTable) {
         body: z.unknown(),
         rawBody: true,
       },
-      async ({ rt, actor, ctx }) => {
-        try {
-          return ok(await files.uploadFile(rt, actor, ctx.req));
-        } catch (err) {
-          // The client may still be sending: close the connection after answering.
-          ctx.set('Connection', 'close');
-          throw err;
-        }
+      // A refused upload's remaining body is read and discarded (files.upload.ts), so the client reads the answer.
+      async ({ rt, actor, ctx }) => ok(await files.uploadFile(rt, actor, ctx.req)),
+    )
+    .add(
+      {
+        method: 'get',
+        path: '/files/{file_id}/download',
+        summary: 'The file as an attachment, through the signed link of GET /files/{file_id} (embedded store only; no key needed)',
+        tag,
+        auth: 'none',
+        params: FileIdParams,
+        query: DownloadQuery,
+      },
+      async ({ rt, params, query, ctx }) => {
+        const file = await files.downloadFile(rt, params.file_id, query);
+        ctx.set(file.headers);
+        return file.body;
       },
     )
     .add({ method: 'get', path: '/files/{file_id}', summary: 'File metadata and a download URL valid 15 minutes', tag, params: FileIdParams }, async ({ rt, actor, params }) =>
