@@ -1,7 +1,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
+import { setTimeout as pause } from 'node:timers/promises';
 import { expect } from 'chai';
 import sharp from 'sharp';
 import { startStack } from '../services/stack.js';
@@ -151,15 +153,24 @@ describe('POST /files and GET /files/{id}', function () {
   it('answers 413 to Node fetch streaming 101 MB from a generator (the rest of the body is read and discarded, no broken pipe)', async () => {
     const ws = await newWorkspace();
     const boundary = 'axidlinger';
+    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n\r\n`);
+    const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+    const block = randomBytes(1024 * 1024);
     async function* body() {
-      yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n\r\n`);
-      const block = randomBytes(1024 * 1024);
-      for (let i = 0; i < 101; i++) yield block;
-      yield Buffer.from(`\r\n--${boundary}--\r\n`);
+      yield head;
+      for (let i = 0; i < 101; i++) {
+        await pause(5); // paced like a client reading from disk or network: still sending when the 413 comes
+        yield block;
+      }
+      yield tail;
     }
     const res = await fetch(`${stack().url}/api/v1/files`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${ws.ownerKey}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      headers: {
+        authorization: `Bearer ${ws.ownerKey}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': String(head.length + 101 * block.length + tail.length),
+      },
       body: ReadableStream.from(body()),
       duplex: 'half',
     } as RequestInit);
@@ -167,6 +178,37 @@ describe('POST /files and GET /files/{id}', function () {
     expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('file_too_large');
     expect(multipartUploads(stack())).to.deep.equal([]);
     expect(await bucketKeys(stack(), `files/${ws.workspaceId}/`)).to.deep.equal([]);
+  });
+
+  it('keeps reading a refused body after the 413, so a client still sending gets no reset', async () => {
+    const ws = await newWorkspace();
+    const boundary = 'axidraw';
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n\r\n`;
+    const block = randomBytes(1024 * 1024);
+    const size = Buffer.byteLength(head) + 101 * block.length;
+    const socket = net.connect(Number(new URL(stack().url).port), '127.0.0.1');
+    const errors: string[] = [];
+    socket.on('error', (err) => errors.push((err as NodeJS.ErrnoException).code ?? err.message));
+    let answer = '';
+    const answered = new Promise<void>((resolve) =>
+      socket.on('data', (d) => {
+        answer += d.toString();
+        if (answer.includes('file_too_large')) resolve();
+      }),
+    );
+    socket.write(
+      `POST /api/v1/files HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${ws.ownerKey}\r\n` +
+        `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${size}\r\n\r\n${head}`,
+    );
+    await answered;
+    expect(answer).to.match(/^HTTP\/1\.1 413 /);
+    // The rest of the body, after the answer: written without error and read by the server.
+    for (let i = 0; i < 101 && errors.length === 0 && !socket.destroyed; i++) {
+      await new Promise<void>((resolve) => socket.write(block, () => resolve()));
+    }
+    expect(errors, 'writes after the 413').to.deep.equal([]);
+    expect(socket.destroyed).to.equal(false);
+    socket.destroy();
   });
 
   it('leaves no object, no multipart parts and no row when the client drops the connection mid-body', async () => {
