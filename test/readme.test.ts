@@ -1,12 +1,18 @@
-// The README's first steps, run as written: every shell block of that section
-// goes through bash and curl against the test stack, with the printed key and
-// the address put in, and each answer must have the status the README shows.
+// The READMEs run as written. The first steps: every shell block of that
+// section goes through bash and curl against the test stack, with the printed
+// key and the address put in, and each answer must have the status shown. The
+// tool server: the client configurations start it and list its tools.
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Client } from './support/client.js';
-import { codeBlocks } from './support/markdown.js';
+import { codeBlocks, mcpConfigs } from './support/markdown.js';
+import { REPO_ROOT } from './support/mcp.js';
 import { newWorkspace, stack } from './support/stack.js';
 
 const PATH_WITH_NODE = `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`;
@@ -136,5 +142,54 @@ describe('README: first steps', function () {
     expect(res.status).to.equal(400);
     expect(res.body.error.code).to.equal('validation_error');
     expect(res.body.error.message).to.match(/^metadata/);
+  });
+});
+
+describe('README: the tool server configurations', function () {
+  this.timeout(60_000);
+
+  it('names no package that does not exist', () => {
+    for (const file of ['README.md', 'services/mcp/README.md', 'docs/realtime.md', 'docs/webhooks.md', 'docs/decisions.md']) {
+      expect(readFileSync(path.join(REPO_ROOT, file), 'utf8'), file).to.not.match(/npx[^\n]*@axid\/mcp/);
+    }
+  });
+
+  it('starts the server from a clone as configured, from another working directory, with the five tools', async () => {
+    const fromClone = [...mcpConfigs('README.md'), ...mcpConfigs('services/mcp/README.md')].filter((c) => !c.command.includes('axid-mcp'));
+    // Claude Code's `claude mcp add axid --env K=V … -- command args…`
+    const claudeLine = codeBlocks('services/mcp/README.md')
+      .filter((b) => b.lang === 'sh')
+      .flatMap((b) => b.code.split('\n'))
+      .find((l) => l.startsWith('claude mcp add '));
+    expect(claudeLine, 'the Claude Code command').to.be.a('string');
+    const [options, command] = claudeLine!.split(' -- ') as [string, string];
+    const env = Object.fromEntries([...options.matchAll(/--env (\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
+    const [claudeCommand, ...claudeArgs] = command.split(/\s+/);
+    fromClone.push({ command: claudeCommand!, args: claudeArgs, env });
+    expect(fromClone.length).to.equal(3);
+
+    // All three are one command; it is started once.
+    const commands = new Set(fromClone.map((c) => JSON.stringify([c.command, ...(c.args ?? [])])));
+    expect(commands.size, [...commands].join('\n')).to.equal(1);
+    for (const c of fromClone) expect(Object.keys(c.env ?? {}).sort()).to.deep.equal(['AXID_API_KEY', 'AXID_BASE_URL']);
+
+    const [config] = fromClone;
+    const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'axid-mcp-client-'));
+    const transport = new StdioClientTransport({
+      command: config!.command,
+      args: (config!.args ?? []).map((a) => a.replace('/path/to/axid', REPO_ROOT)),
+      cwd: elsewhere,
+      env: { ...getDefaultEnvironment(), ...config!.env, PATH: PATH_WITH_NODE },
+      stderr: 'pipe',
+    });
+    const client = new McpClient({ name: 'readme-test', version: '1.0.0' });
+    try {
+      await client.connect(transport);
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).to.deep.equal(['compose_block_message', 'inspect_workspace', 'scaffold_bot_project', 'send_test_message', 'setup_axid_bot']);
+    } finally {
+      await client.close();
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });

@@ -23,3 +23,17 @@ export function codeBlocks(file: string): CodeBlock[] {
   }
   return blocks;
 }
+
+/** An MCP client configuration as the READMEs show it. */
+export interface McpServerConfig {
+  command: string;
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+/** The `mcpServers.axid` entries of a file's JSON blocks. */
+export function mcpConfigs(file: string): McpServerConfig[] {
+  return codeBlocks(file)
+    .filter((b) => b.lang === 'json' && b.code.includes('"mcpServers"'))
+    .map((b) => (JSON.parse(b.code) as { mcpServers: { axid: McpServerConfig } }).mcpServers.axid);
+}
