@@ -191,6 +191,24 @@ describe('CORS_ORIGINS', function () {
       expectCorsFor(refused, LISTED);
     });
 
+    it('marks the stream of a gateway-only process (ROLES=gateway) readable too', async () => {
+      const gateway = await separateStack({ ROLES: 'gateway', CORS_ORIGINS: LISTED });
+      try {
+        const own = await newWorkspace(gateway.stack);
+        const preflight = await request(gateway.stack.url, 'OPTIONS', '/api/v1/stream', { Origin: LISTED, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' });
+        expect(preflight.status).to.equal(204);
+        expectCorsFor(preflight, LISTED);
+        const opened = await request(gateway.stack.url, 'GET', '/api/v1/stream', { Origin: LISTED, Authorization: `Bearer ${own.ownerKey}` });
+        expect(opened.status).to.equal(200);
+        expectCorsFor(opened, LISTED);
+        const elsewhere = await request(gateway.stack.url, 'GET', '/api/v1/stream', { Origin: NOT_LISTED, Authorization: `Bearer ${own.ownerKey}` });
+        expect(elsewhere.status).to.equal(200);
+        expectNoCors(elsewhere);
+      } finally {
+        await gateway.stop();
+      }
+    });
+
     it('adds nothing when CORS_ORIGINS is unset (the default)', async () => {
       const preflight = await request(stack().url, 'OPTIONS', '/api/v1/channels', { Origin: LISTED, 'Access-Control-Request-Method': 'POST' });
       expect(preflight.status).to.equal(404);
