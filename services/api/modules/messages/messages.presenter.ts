@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { Timestamp, named } from '../../../../shared/http/responses.js';
+
 export interface MessageRow {
   id: string;
   seq: number;
@@ -19,14 +22,40 @@ export interface MessageRow {
   last_reply_at?: Date | null;
 }
 
-export interface ReactionSummary {
-  emoji: string;
-  count: number;
-  user_ids: string[];
-}
+export const ReactionSummarySchema = named(
+  'ReactionSummary',
+  z.strictObject({ emoji: z.string(), count: z.number().int(), user_ids: z.array(z.string()) }),
+);
+export type ReactionSummary = z.infer<typeof ReactionSummarySchema>;
+
+/** On a root message with replies. */
+export const ThreadSchema = named('Thread', z.strictObject({ reply_count: z.number().int(), last_reply_at: Timestamp.nullable() }));
+
+export const MessageSchema = named(
+  'Message',
+  z.strictObject({
+    id: z.string(),
+    channel_id: z.string(),
+    author_id: z.string().nullable(),
+    content: z.string(),
+    content_json: z.unknown().describe('The structured (block) form of the content, or null'),
+    metadata: z.strictObject({ type: z.string(), data: z.record(z.string(), z.unknown()) }).nullable(),
+    thread_id: z.string().nullable().describe('The root message of the thread; null on top-level messages'),
+    thread: ThreadSchema.nullable(),
+    reactions: z.array(ReactionSummarySchema),
+    card_origin: z.string().nullable(),
+    mentioned_user_ids: z.array(z.string()),
+    display: z.record(z.string(), z.unknown()).nullable().describe('How a webhook post is shown (sender name, icon, attachments)'),
+    webhook_id: z.string().nullable(),
+    created_at: Timestamp,
+    edited_at: Timestamp.nullable(),
+  }),
+);
+
+export type MessageObject = z.infer<typeof MessageSchema>;
 
 /** The Message object (contract §4), plus `display` and `webhook_id` for webhook posts. */
-export const presentMessage = (row: MessageRow, reactions: ReactionSummary[] = []) => ({
+export const presentMessage = (row: MessageRow, reactions: ReactionSummary[] = []): MessageObject => ({
   id: row.id,
   channel_id: row.channel_id,
   author_id: row.author_id,
@@ -44,9 +73,12 @@ export const presentMessage = (row: MessageRow, reactions: ReactionSummary[] = [
   edited_at: row.edited_at,
 });
 
-export type MessageObject = ReturnType<typeof presentMessage>;
+export const ReactionSchema = named(
+  'Reaction',
+  z.strictObject({ message_id: z.string(), emoji: z.string(), user_id: z.string(), created_at: Timestamp }),
+);
 
-export const presentReaction = (r: { message_id: string; emoji: string; user_id: string; created_at: Date }) => ({
+export const presentReaction = (r: { message_id: string; emoji: string; user_id: string; created_at: Date }): z.infer<typeof ReactionSchema> => ({
   message_id: r.message_id,
   emoji: r.emoji,
   user_id: r.user_id,
