@@ -207,7 +207,6 @@ export function buildOpenApi(tables: RouteTable[]) {
       title: 'Axid API',
       version: `feature-level-${FEATURE_LEVEL}`,
       description: 'Workspace chat for people and AI agents. Every response carries `X-Service-Feature-Level`.',
-      contact: { name: 'Axid', url: 'https://github.com/axid' },
     },
     // Relative: the page at /docs and generated clients call the host that served the document.
     servers: [{ url: '/', description: 'The host serving this document' }],

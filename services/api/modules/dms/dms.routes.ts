@@ -22,6 +22,7 @@ export function dmRoutes(routes: RouteTable) {
         status: 201,
         alsoStatus: [200],
         response: dataOf(ConversationSchema),
+        errors: ['not_found'],
       },
       async ({ rt, actor, body }) => {
         const { created, conversation } = await dms.openConversation(rt.db, actor, body.user_ids);

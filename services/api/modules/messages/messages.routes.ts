@@ -32,7 +32,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       ({ rt, actor, params, query }) => messages.listMessages(rt, actor, params[param]!, kind, query),
     )
     .add(
-      { method: 'post', path: `${base}/messages`, summary: `Post a message (thread_id makes a reply)`, tag, params: P, body: PostMessageBody, status: 201, response: dataOf(MessageSchema) },
+      { method: 'post', path: `${base}/messages`, summary: `Post a message (thread_id makes a reply)`, tag, params: P, body: PostMessageBody, status: 201, response: dataOf(MessageSchema), errors: ['forbidden'] },
       async ({ rt, actor, params, body }) => ok(await messages.createMessage(rt, actor, params[param]!, kind, body)),
     )
     .add({ method: 'get', path: `${base}/messages/{message_id}`, summary: 'One message', tag, params: PM, response: dataOf(MessageSchema) }, async ({ rt, actor, params }) =>
@@ -69,7 +69,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       },
     );
   if (o.typing) {
-    routes.add({ method: 'post', path: `${base}/typing`, summary: 'Send a typing indicator', tag, params: P, status: 204 }, async ({ rt, actor, params }) => {
+    routes.add({ method: 'post', path: `${base}/typing`, summary: 'Send a typing indicator', tag, params: P, status: 204, errors: ['forbidden'] }, async ({ rt, actor, params }) => {
       await messages.sendTyping(rt, actor, params[param]!, kind);
     });
   }
