@@ -100,6 +100,16 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/api/v1/users/me']!.get!.responses['401']!.content!['application/json']!.schema).to.deep.equal({ $ref: '#/components/schemas/Error' });
   });
 
+  it('lists a success status for every operation but the button action, which answers only 501', () => {
+    for (const { name, op } of operations(doc)) {
+      const success = Object.keys(op.responses).filter((s) => /^2/.test(s));
+      if (name === 'post /api/v1/interactions/actions') {
+        expect(success, name).to.deep.equal([]);
+        expect(op.responses['501'], name).to.have.property('x-error-codes').deep.equal(['not_implemented']);
+      } else expect(success, name).to.not.be.empty;
+    }
+  });
+
   it('describes /docs as HTML and the compatible webhook answer as text', () => {
     expect(Object.keys(doc.paths['/docs']!.get!.responses['200']!.content!)).to.deep.equal(['text/html']);
     expect(Object.keys(doc.paths['/hooks/compat/{webhook_id}']!.post!.responses['200']!.content!)).to.deep.equal(['text/plain']);
@@ -140,17 +150,19 @@ describe('the response check (run by the root hooks at the end of every run)', (
     expect(checkResponses([me(200, { data: created })])).to.deep.equal({ checked: 1, problems: [] });
   });
 
-  it('reports a status the operation does not list, a missing or extra field, and a wrong media type', () => {
+  it('reports a status or error code the operation does not list, a missing or extra field, and a wrong media type', () => {
     const { problems } = checkResponses([
       me(409, { error: { code: 'conflict', message: 'x' } }),
+      me(401, { error: { code: 'not_found', message: 'x' } }),
       me(200, { data: { ...created, extra: 1 } }),
       me(200, { data: { ...created, role: undefined } }),
       { method: 'GET', path: '/docs', status: 200, contentType: 'application/json', body: {} },
     ]);
-    expect(problems).to.have.length(4);
+    expect(problems).to.have.length(5);
     expect(problems[0]).to.equal('GET /api/v1/users/me → 409 is not listed');
-    expect(problems[1]).to.match(/additional properties/);
-    expect(problems[2]).to.match(/must have required property 'role'/);
-    expect(problems[3]).to.match(/application\/json, documented as text\/html/);
+    expect(problems[1]).to.equal('GET /api/v1/users/me → 401: code not_found is not listed (unauthorized, key_expired)');
+    expect(problems[2]).to.match(/additional properties/);
+    expect(problems[3]).to.match(/must have required property 'role'/);
+    expect(problems[4]).to.match(/application\/json, documented as text\/html/);
   });
 });

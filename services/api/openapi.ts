@@ -79,6 +79,8 @@ function errorResponses(codes: ErrorCode[]) {
         String(status),
         {
           description: `Error with code ${list.map((c) => `\`${c}\``).join(' or ')}`,
+          // The codes in machine-readable form: the response check holds answers to them.
+          'x-error-codes': list,
           headers: SERVICE_HEADERS,
           content: { 'application/json': { schema: ref('Error') } },
         },
@@ -86,14 +88,17 @@ function errorResponses(codes: ErrorCode[]) {
   );
 }
 
-const successStatuses = (spec: RouteSpec) => [spec.status ?? (spec.response || spec.produces ? 200 : 204), ...(spec.alsoStatus ?? [])];
+const successStatuses = (spec: RouteSpec) =>
+  spec.succeeds === false ? [] : [spec.status ?? (spec.response || spec.produces ? 200 : 204), ...(spec.alsoStatus ?? [])];
 
 /** Prose for routes that bring none: who may call, what comes back. */
 function describe(spec: RouteSpec, bodies: Map<z.ZodType, JsonSchema>): string {
-  const who = (spec.auth ?? 'key') === 'key' ? 'Needs an API key.' : 'Needs no key: the address is the credential.';
+  const who = (spec.auth ?? 'key') === 'key' ? 'Needs an API key.' : 'Needs no key.';
+  if (spec.succeeds === false) return `${spec.summary}. ${who} Answers only errors.`;
   const body = spec.response ? bodies.get(spec.response)! : undefined;
+  const data = (body?.properties as JsonSchema | undefined)?.data as JsonSchema | undefined;
   const what = spec.response
-    ? ` with ${body?.$ref ? `\`${String(body.$ref).slice(SCHEMAS.length)}\`` : `\`{data: ${String(((body?.properties as JsonSchema)?.data as JsonSchema)?.$ref ?? 'object').slice(SCHEMAS.length)}}\``}`
+    ? ` with ${body?.$ref ? `\`${String(body.$ref).slice(SCHEMAS.length)}\`` : data?.$ref ? `\`{data: ${String(data.$ref).slice(SCHEMAS.length)}}\`` : 'a JSON object'}`
     : spec.produces
       ? ` with ${spec.produces.join(' or ')}`
       : ' with no body';
@@ -254,7 +259,15 @@ export function docsRoutes(tables: RouteTable[], router: RouteTable['router']): 
   const assets = new Map<string, Buffer>();
   docs
     .add(
-      { method: 'get', path: '/api/v1/openapi.json', summary: 'This OpenAPI 3.1 document', tag: 'Reference', auth: 'none', response: OpenApiDocument },
+      {
+        method: 'get',
+        path: '/api/v1/openapi.json',
+        summary: 'This OpenAPI 3.1 document',
+        description: 'This document, built from the route declarations the API validates and answers with. Needs no key. Answers 200 with the document.',
+        tag: 'Reference',
+        auth: 'none',
+        response: OpenApiDocument,
+      },
       () => (cached ??= buildOpenApi([...tables, docs])),
     )
     .add({ method: 'get', path: '/docs', summary: 'API reference page', tag: 'Reference', auth: 'none', produces: ['text/html'] }, ({ ctx }) => {

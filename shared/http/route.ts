@@ -45,6 +45,8 @@ export interface RouteSpec<
   body?: B;
   /** Success status; 204 when the handler returns nothing. */
   status?: number;
+  /** false: the route answers only errors (POST /interactions/actions, 501 until button actions exist). */
+  succeeds?: false;
   /** Other success statuses the handler may answer with `Reply` (documented too). */
   alsoStatus?: number[];
   /** Body media types accepted besides JSON (the compatible webhook takes forms). */

@@ -8,7 +8,7 @@ import { buildOpenApi } from '../../services/api/openapi.js';
 import { apiRoutes } from '../../services/api/routes.js';
 import type { RecordedResponse } from './client.js';
 
-type Operation = { responses: Record<string, { content?: Record<string, { schema: object }> }> };
+type Operation = { responses: Record<string, { content?: Record<string, { schema: object }>; 'x-error-codes'?: string[] }> };
 
 /** Problems found, one line each (at most one per operation, status and kind of mismatch); empty when all match. */
 export function checkResponses(recorded: RecordedResponse[]): { checked: number; problems: string[] } {
@@ -51,6 +51,9 @@ export function checkResponses(recorded: RecordedResponse[]): { checked: number;
     }
     checked++;
     if (!validate(r.body)) problems.add(`${key}: ${ajv.errorsText(validate.errors)}`);
+    const code = (r.body as { error?: { code?: string } }).error?.code;
+    const codes = documented['x-error-codes'];
+    if (codes && code !== undefined && !codes.includes(code)) problems.add(`${key}: code ${code} is not listed (${codes.join(', ')})`);
   }
   return { checked, problems: [...problems] };
 }

@@ -10,6 +10,7 @@ export function interactionRoutes(routes: RouteTable) {
       summary: 'Invoke a button actionId handler (not implemented at feature level 2)',
       tag: 'Interactions',
       body: z.unknown(),
+      succeeds: false,
       errors: ['not_implemented'],
     },
     () => {

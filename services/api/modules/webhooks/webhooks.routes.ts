@@ -31,7 +31,19 @@ export function webhookRoutes(routes: RouteTable) {
 export function hookRoutes(routes: RouteTable) {
   routes
     .add(
-      { method: 'post', path: '/hooks/{webhook_id}', summary: 'Post {content, metadata?} as a message in the webhook channel', tag, auth: 'none', params: WebhookIdParams, body: NativePostBody, status: 201, response: dataOf(MessageSchema) },
+      {
+        method: 'post',
+        path: '/hooks/{webhook_id}',
+        summary: 'Post {content, metadata?} as a message in the webhook channel',
+        description: 'Needs no key: the address is the credential. Answers 201 with `{data: Message}`, the message as posted.',
+        tag,
+        auth: 'none',
+        params: WebhookIdParams,
+        body: NativePostBody,
+        status: 201,
+        response: dataOf(MessageSchema),
+        errors: ['channel_not_found'],
+      },
       async ({ rt, params, body }) => ok(await webhooks.postNative(rt, params.webhook_id, body)),
     )
     .add(
@@ -39,12 +51,14 @@ export function hookRoutes(routes: RouteTable) {
         method: 'post',
         path: '/hooks/compat/{webhook_id}',
         summary: 'Post in the chat-platform-compatible format (JSON, or a form field payload=<json>); answers "ok"',
+        description: 'Needs no key: the address is the credential. Answers 200 with the text `ok`, as chat-platform senders expect; attachments are rendered by the worker afterwards.',
         tag,
         auth: 'none',
         params: WebhookIdParams,
         body: z.unknown(),
         form: true,
         produces: ['text/plain'],
+        errors: ['channel_not_found'],
       },
       async ({ rt, params, body }) => {
         await webhooks.postCompat(rt, params.webhook_id, body);
