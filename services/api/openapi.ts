@@ -64,7 +64,9 @@ function impliedErrors(spec: RouteSpec): ErrorCode[] {
   if ((spec.auth ?? 'key') === 'key') codes.push('unauthorized', 'key_expired');
   if (spec.params || spec.query || spec.body) codes.push('validation_error');
   if (spec.params) codes.push('not_found');
-  if (spec.body) codes.push('payload_too_large', 'unsupported_media_type');
+  // A body of another media type reads as {} and fails validation (400); an
+  // upload (rawBody) names its own errors.
+  if (spec.body && !spec.rawBody) codes.push('payload_too_large');
   codes.push('rate_limited', 'internal_error', 'service_unavailable');
   return codes;
 }

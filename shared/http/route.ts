@@ -66,17 +66,17 @@ export interface RouteRequest<P, Q, B> {
 }
 
 /** What a handler returns: the declared body, one already rendered, a `Reply`, or nothing (204). */
-type Result<R> = R extends z.ZodType ? z.infer<R> | JsonText | Reply : unknown;
+type Result<R> = R extends z.ZodType ? z.infer<R> | JsonText | Reply<z.infer<R>> : unknown;
 type Handler<P, Q, B, R> = (req: RouteRequest<P, Q, B>) => Result<R> | Promise<Result<R>>;
 
 const JSON_LIMIT = '1mb';
 const noNext = async () => {};
 
 /** A handler result whose status depends on the outcome (201 created, 200 already there). */
-export class Reply {
+export class Reply<T = unknown> {
   constructor(
     readonly status: number,
-    readonly body: unknown,
+    readonly body: T,
   ) {}
 }
 

@@ -21,7 +21,7 @@ export function fileRoutes(routes: RouteTable) {
         body: z.unknown(),
         rawBody: true,
         response: dataOf(FileSchema),
-        errors: ['file_too_large'],
+        errors: ['file_too_large', 'unsupported_media_type'],
       },
       async ({ rt, actor, ctx }) => {
         try {
