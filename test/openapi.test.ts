@@ -8,14 +8,14 @@ import { checkResponses } from './support/openapi-responses.js';
 import { stack } from './support/stack.js';
 
 type Schema = { $ref?: string; properties?: Record<string, Schema>; items?: Schema };
-type Response = { content?: Record<string, { schema: Schema }> };
+type Response = { $ref?: string; description?: string; 'x-error-codes'?: string[]; content?: Record<string, { schema: Schema }> };
 type Operation = { summary?: string; description?: string; tags: string[]; responses: Record<string, Response> };
 type Doc = {
   openapi: string;
   servers: { url: string }[];
   tags: { name: string; description: string }[];
   paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, Schema> };
+  components: { schemas: Record<string, Schema>; responses: Record<string, Response> };
 };
 
 const operations = (doc: Doc) =>
@@ -97,7 +97,12 @@ describe('OpenAPI document', () => {
     expect(statuses('post /api/v1/channels/{channel_id}/messages/{message_id}/reactions').filter((s) => s.startsWith('2'))).to.deep.equal(['201']);
     expect(statuses('post /api/v1/dms').filter((s) => s.startsWith('2'))).to.deep.equal(['200', '201']);
     expect(statuses('delete /api/v1/api-keys/{key_id}')[0]).to.equal('204');
-    expect(doc.paths['/api/v1/users/me']!.get!.responses['401']!.content!['application/json']!.schema).to.deep.equal({ $ref: '#/components/schemas/Error' });
+    // Errors refer to shared responses named after their codes, which list the codes.
+    expect(doc.paths['/api/v1/users/me']!.get!.responses['401']).to.deep.equal({ $ref: '#/components/responses/UnauthorizedOrKeyExpired' });
+    const unauthorized = doc.components.responses.UnauthorizedOrKeyExpired!;
+    expect(unauthorized['x-error-codes']).to.deep.equal(['unauthorized', 'key_expired']);
+    expect(unauthorized.content!['application/json']!.schema).to.deep.equal({ $ref: '#/components/schemas/Error' });
+    expect(doc.paths['/api/v1/users']!.post!.responses['403']).to.deep.equal({ $ref: '#/components/responses/ForbiddenOrUserLimitReached' });
   });
 
   it('lists a success status for every operation but the button action, which answers only 501', () => {
@@ -105,7 +110,7 @@ describe('OpenAPI document', () => {
       const success = Object.keys(op.responses).filter((s) => /^2/.test(s));
       if (name === 'post /api/v1/interactions/actions') {
         expect(success, name).to.deep.equal([]);
-        expect(op.responses['501'], name).to.have.property('x-error-codes').deep.equal(['not_implemented']);
+        expect(op.responses['501'], name).to.deep.equal({ $ref: '#/components/responses/NotImplemented' });
       } else expect(success, name).to.not.be.empty;
     }
   });

@@ -71,22 +71,28 @@ function impliedErrors(spec: RouteSpec): ErrorCode[] {
   return codes;
 }
 
-function errorResponses(codes: ErrorCode[]) {
+/**
+ * An operation's error responses by status, each a `$ref` to a shared one in
+ * `components.responses` named after its codes (`UnauthorizedOrKeyExpired`),
+ * which `shared` collects.
+ */
+function errorResponses(codes: ErrorCode[], shared: Map<string, JsonSchema>) {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
   return Object.fromEntries(
     [...byStatus.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([status, list]) => [
-        String(status),
-        {
+      .map(([status, list]) => {
+        const name = list.map((c) => c.replace(/(?:^|_)(.)/g, (_, ch: string) => ch.toUpperCase())).join('Or');
+        shared.set(name, {
           description: `Error with code ${list.map((c) => `\`${c}\``).join(' or ')}`,
           // The codes in machine-readable form: the response check holds answers to them.
           'x-error-codes': list,
           headers: SERVICE_HEADERS,
           content: { 'application/json': { schema: ref('Error') } },
-        },
-      ]),
+        });
+        return [String(status), { $ref: `#/components/responses/${name}` }];
+      }),
   );
 }
 
@@ -107,7 +113,7 @@ function describe(spec: RouteSpec, bodies: Map<z.ZodType, JsonSchema>): string {
   return `${spec.summary}. ${who} Answers ${successStatuses(spec).join(' or ')}${what}.`;
 }
 
-function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, JsonSchema>) {
+function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, JsonSchema>, errors: Map<string, JsonSchema>) {
   const success: Record<string, unknown> = {};
   for (const status of successStatuses(spec)) {
     const content = spec.response
@@ -133,7 +139,7 @@ function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, Jso
     security: (spec.auth ?? 'key') === 'key' ? [{ bearer: [] }] : [],
     parameters: [...parameters(spec.params, 'path'), ...parameters(spec.query, 'query')],
     ...(spec.body ? { requestBody: { required: true, content: bodyContent } } : {}),
-    responses: { ...success, ...errorResponses([...impliedErrors(spec), ...(spec.errors ?? [])]) },
+    responses: { ...success, ...errorResponses([...impliedErrors(spec), ...(spec.errors ?? [])], errors) },
   };
 }
 
@@ -188,11 +194,12 @@ function responseSchemas(specs: RouteSpec[]) {
 export function buildOpenApi(tables: RouteTable[]) {
   const specs = tables.flatMap((table) => table.specs);
   const { bodies, components } = responseSchemas(specs);
+  const errors = new Map<string, JsonSchema>();
   const paths: Record<string, Record<string, unknown>> = {};
   for (const table of tables) {
     for (const spec of table.specs) {
       const fullPath = table.prefix + spec.path;
-      (paths[fullPath] ??= {})[spec.method] = operation(spec, fullPath, bodies);
+      (paths[fullPath] ??= {})[spec.method] = operation(spec, fullPath, bodies, errors);
     }
   }
   paths['/api/v1/stream'] = {
@@ -204,7 +211,7 @@ export function buildOpenApi(tables: RouteTable[]) {
       security: [{ bearer: [] }],
       responses: {
         '200': { description: 'The event stream', headers: SERVICE_HEADERS, content: { 'text/event-stream': { schema: { type: 'string' } } } },
-        ...errorResponses(['unauthorized', 'key_expired', 'rate_limited', 'internal_error', 'service_unavailable']),
+        ...errorResponses(['unauthorized', 'key_expired', 'rate_limited', 'internal_error', 'service_unavailable'], errors),
       },
     },
   };
@@ -228,6 +235,7 @@ export function buildOpenApi(tables: RouteTable[]) {
         RateLimitReset: { schema: { type: 'integer' }, description: 'Unix time (seconds) when the window resets' },
       },
       schemas: components,
+      responses: Object.fromEntries([...errors.keys()].sort().map((name) => [name, errors.get(name)!])),
     },
   };
 }

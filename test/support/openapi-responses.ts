@@ -8,11 +8,17 @@ import { buildOpenApi } from '../../services/api/openapi.js';
 import { apiRoutes } from '../../services/api/routes.js';
 import type { RecordedResponse } from './client.js';
 
-type Operation = { responses: Record<string, { content?: Record<string, { schema: object }>; 'x-error-codes'?: string[] }> };
+type Response = { $ref?: string; content?: Record<string, { schema: object }>; 'x-error-codes'?: string[] };
+type Operation = { responses: Record<string, Response> };
 
 /** Problems found, one line each (at most one per operation, status and kind of mismatch); empty when all match. */
 export function checkResponses(recorded: RecordedResponse[]): { checked: number; problems: string[] } {
-  const doc = buildOpenApi(apiRoutes().tables) as unknown as { paths: Record<string, Record<string, Operation>>; components: object };
+  const doc = buildOpenApi(apiRoutes().tables) as unknown as {
+    paths: Record<string, Record<string, Operation>>;
+    components: { responses: Record<string, Response> };
+  };
+  // Error responses are shared: `$ref: #/components/responses/<name>`.
+  const resolve = (r: Response | undefined) => (r?.$ref ? doc.components.responses[r.$ref.split('/').pop()!] : r);
   const ajv = new Ajv2020({ strict: false, allErrors: false });
   (addFormats as unknown as (a: Ajv2020) => void)(ajv);
   const templates = Object.keys(doc.paths).map((template) => ({
@@ -28,7 +34,7 @@ export function checkResponses(recorded: RecordedResponse[]): { checked: number;
     const match = templates.filter((t) => t.re.test(r.path)).sort((a, b) => a.params - b.params)[0];
     const op = match && doc.paths[match.template]![r.method.toLowerCase()];
     if (!op) continue; // unknown routes answer 404 by design; they are not in the document
-    const documented = op.responses[String(r.status)];
+    const documented = resolve(op.responses[String(r.status)]);
     if (!documented) {
       problems.add(`${r.method} ${match.template} → ${r.status} is not listed`);
       continue;
