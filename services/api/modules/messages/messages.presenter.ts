@@ -9,11 +9,12 @@ export interface MessageRow {
   author_id: string | null;
   thread_id: string | null;
   content: string;
-  content_json: unknown;
+  /** Checked by the block validator before it is stored. */
+  content_json: ContentDocument | null;
   metadata: { type: string; data: Record<string, unknown> } | null;
   card_origin: string | null;
   mentioned_user_ids: string[];
-  display: Record<string, unknown> | null;
+  display: MessageDisplay | null;
   webhook_id: string | null;
   created_at: Date;
   edited_at: Date | null;
@@ -28,6 +29,39 @@ export const ReactionSummarySchema = named(
 );
 export type ReactionSummary = z.infer<typeof ReactionSummarySchema>;
 
+/** A node of `content_json`, as the block validator admits it (shared/blocks/validate.ts). */
+export interface ContentNode {
+  type: string;
+  content?: ContentNode[];
+  text?: string;
+  attrs?: Record<string, unknown>;
+  marks?: { type: string; attrs?: Record<string, unknown> }[];
+}
+const Attrs = z.record(z.string(), z.unknown());
+export const ContentNodeSchema: z.ZodType<ContentNode> = named(
+  'ContentNode',
+  z.strictObject({
+    type: z.string().describe('paragraph, text, heading, ..., mention, or block_<name>'),
+    get content() {
+      return z.array(ContentNodeSchema).optional();
+    },
+    text: z.string().optional(),
+    attrs: Attrs.optional(),
+    marks: z.array(z.strictObject({ type: z.string(), attrs: Attrs.optional() })).optional(),
+  }),
+);
+
+/** `content_json`: the structured form of a message, `{type: "doc", content: [...]}`. */
+export const ContentDocumentSchema = named('ContentDocument', z.strictObject({ type: z.literal('doc'), content: z.array(ContentNodeSchema) }));
+export type ContentDocument = z.infer<typeof ContentDocumentSchema>;
+
+/** How a webhook post asks to be shown (services/api/modules/webhooks/webhooks.compat.ts reads it from the sender). */
+export const MessageDisplaySchema = named(
+  'MessageDisplay',
+  z.strictObject({ username: z.string().optional(), icon_emoji: z.string().optional(), icon_url: z.string().optional() }),
+);
+export type MessageDisplay = z.infer<typeof MessageDisplaySchema>;
+
 /** On a root message with replies. */
 export const ThreadSchema = named('Thread', z.strictObject({ reply_count: z.number().int(), last_reply_at: Timestamp.nullable() }));
 
@@ -38,14 +72,14 @@ export const MessageSchema = named(
     channel_id: z.string(),
     author_id: z.string().nullable(),
     content: z.string(),
-    content_json: z.unknown().describe('The structured (block) form of the content, or null'),
+    content_json: ContentDocumentSchema.nullable(),
     metadata: z.strictObject({ type: z.string(), data: z.record(z.string(), z.unknown()) }).nullable(),
     thread_id: z.string().nullable().describe('The root message of the thread; null on top-level messages'),
     thread: ThreadSchema.nullable(),
     reactions: z.array(ReactionSummarySchema),
     card_origin: z.string().nullable(),
     mentioned_user_ids: z.array(z.string()),
-    display: z.record(z.string(), z.unknown()).nullable().describe('How a webhook post is shown (sender name, icon, attachments)'),
+    display: MessageDisplaySchema.nullable(),
     webhook_id: z.string().nullable(),
     created_at: Timestamp,
     edited_at: Timestamp.nullable(),
