@@ -42,9 +42,9 @@ describe('content sanitizing', () => {
   });
 
   it('neutralizes script URLs in markdown links and autolinks', () => {
-    expect(sanitizeContent('[x](javascript:alert(1))')).to.equal('[x](unsafe:javascript:alert(1))');
-    expect(sanitizeContent('<javascript:alert(1)>')).to.equal('<unsafe:javascript:alert(1)>');
-    expect(sanitizeContent('[r]: javascript:alert(1)')).to.equal('[r]: unsafe:javascript:alert(1)');
+    expect(sanitizeContent('[x](javascript:alert(1))')).to.equal('[x](#)');
+    expect(sanitizeContent('<javascript:alert(1)>')).to.equal('\\<javascript:alert(1)>');
+    expect(sanitizeContent('[r]: javascript:alert(1)')).to.equal('[r]: #');
   });
 
   it('stores sanitized content on post and on edit', async () => {

@@ -42,7 +42,7 @@ function checkContentJson(rt: Runtime, doc: unknown) {
     const reason = result.message.slice((result.path || 'document').length).replace(/^:\s*/, '');
     throw new AppError('validation_error', `${where}: ${reason}`);
   }
-  return { content_json: doc, card_origin: result.card_origin, mentioned_user_ids: [...new Set(result.mentioned_user_ids)] };
+  return { content_json: result.document, card_origin: result.card_origin, mentioned_user_ids: [...new Set(result.mentioned_user_ids)] };
 }
 
 function cleanContent(content: string) {
