@@ -108,6 +108,11 @@ describe('strings that cannot be stored (NUL, unpaired surrogates)', () => {
     const p = await s.ws.owner.get(`/api/v1/channels/${encodeURIComponent(NUL)}`);
     expectError(p, 400, 'validation_error');
     expect(p.body.error.message).to.equal(`channel_id: ${BAD}`);
+    // Percent-encoded bytes that are not UTF-8 (a surrogate's would-be encoding, a broken escape).
+    for (const raw of ['%ED%A0%80', '%ZZ', '%C0%80']) {
+      const res = await s.ws.owner.get(`/api/v1/channels/${raw}`);
+      expect(res.status, `${raw}: ${res.text}`).to.be.within(400, 404);
+    }
   });
 
   it('keeps well-formed text, emoji (surrogate pairs) included', async () => {
@@ -220,6 +225,22 @@ describe('script links in stored content', () => {
   it('keeps safe links, relative links and code exactly as written', async () => {
     const safe = '[a](https://x.example/(p)) [b](mailto:a@b.c) [c](/relative) [d](#top) <https://x.y|label> `[e](javascript:x)`';
     expect(await stored(safe)).to.equal(safe);
+  });
+
+  it('refuses, rather than spend seconds rewriting, unsafe links in huge or deeply nested content', async () => {
+    const before = await stack().rt.db('messages').where({ channel_id: s.channelId }).count<{ count: string }[]>('* as count');
+    // 19,000 nested list items: a CommonMark parser's worst case.
+    const deep = await message(s, { content: `${'- '.repeat(19_000)}[x](javascript:alert(1))` });
+    expectError(deep, 400, 'validation_error');
+    expect(deep.body.error.message).to.match(/^content: quotes, lists or emphasis are nested too deeply/);
+    const long = await message(s, { content: `${'word '.repeat(1_000)}[x](javascript:alert(1))` });
+    expectError(long, 400, 'validation_error');
+    expect(long.body.error.message).to.equal('content: has a link or image whose address uses a scheme other than http, https, mailto; remove it');
+    const after = await stack().rt.db('messages').where({ channel_id: s.channelId }).count<{ count: string }[]>('* as count');
+    expect(after[0]!.count).to.equal(before[0]!.count);
+    // Deep nesting without anything that could be a link is kept as written.
+    const quotes = `${'> '.repeat(100)}just text`;
+    expect(await stored(quotes)).to.equal(quotes);
   });
 
   it('neutralizes script links in compatible hook attachments once the worker renders them', async () => {
