@@ -141,6 +141,10 @@ describe('compatible hook: everything checked before anything is written', () =>
     );
     expectError(form, 400, 'validation_error');
     expect(form.body.error.message).to.equal(`attachments.0.text: ${BAD}`);
+    // Rendered attachments the link rule would refuse (long, with a script link): refused before posting too.
+    const long = await anon().post(`/hooks/compat/${s.hookId}`, { text: 'x', attachments: [{ text: `${'word '.repeat(1_000)}[x](javascript:1)` }] });
+    expectError(long, 400, 'validation_error');
+    expect(long.body.error.message).to.match(/^attachments: has a link or image whose address uses a scheme other than/);
     expect(await hookMessages(s.hookId)).to.have.length(0);
   });
 });
