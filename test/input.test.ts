@@ -362,6 +362,10 @@ describe('unknown body fields', () => {
         return looseObjects(def.element, `${at}[]`, seen);
       case 'union':
         return (def.options as z.ZodType[]).flatMap((o) => looseObjects(o, at, seen));
+      case 'intersection':
+        return [...looseObjects(def.left, at, seen), ...looseObjects(def.right, at, seen)];
+      case 'lazy':
+        return looseObjects(def.getter(), at, seen);
       case 'record':
         return looseObjects(def.valueType, `${at}{}`, seen);
       case 'unknown':
