@@ -2,7 +2,7 @@
 // what the documentation shows and the two cannot drift apart.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fromMarkdown } from 'mdast-util-from-markdown';
+import MarkdownIt from 'markdown-it';
 import { REPO_ROOT } from './mcp.js';
 
 export interface CodeBlock {
@@ -12,15 +12,18 @@ export interface CodeBlock {
   heading: string;
 }
 
+const markdown = new MarkdownIt();
+
 /** Every fenced block of a file (path relative to the repository root), in order. */
 export function codeBlocks(file: string): CodeBlock[] {
-  const tree = fromMarkdown(readFileSync(path.join(REPO_ROOT, file), 'utf8'));
+  const tokens = markdown.parse(readFileSync(path.join(REPO_ROOT, file), 'utf8'), {});
   const blocks: CodeBlock[] = [];
   let heading = '';
-  for (const node of tree.children) {
-    if (node.type === 'heading') heading = node.children.map((c) => ('value' in c ? c.value : '')).join('');
-    if (node.type === 'code') blocks.push({ lang: node.lang ?? '', code: node.value, heading });
-  }
+  tokens.forEach((token, i) => {
+    // A heading is heading_open, its inline text, heading_close.
+    if (token.type === 'heading_open') heading = tokens[i + 1]?.children?.filter((c) => c.type === 'text' || c.type === 'code_inline').map((c) => c.content).join('') ?? '';
+    if (token.type === 'fence') blocks.push({ lang: token.info.trim(), code: token.content.replace(/\n$/, ''), heading });
+  });
   return blocks;
 }
 
