@@ -36,6 +36,8 @@ export function fileRoutes(routes: RouteTable) {
         auth: 'none',
         params: FileIdParams,
         query: DownloadQuery,
+        produces: ['application/octet-stream'],
+        errors: ['forbidden'],
       },
       async ({ rt, params, query, ctx }) => {
         const file = await files.downloadFile(rt, params.file_id, query);
