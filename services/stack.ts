@@ -24,7 +24,7 @@ import { StreamReader } from '../shared/stream-reader.js';
 import { createRedis, keys } from '../shared/redis.js';
 import type { Runtime } from '../shared/runtime.js';
 import { apiRoutes } from './api/routes.js';
-import { bootstrapWorkspace } from './api/bootstrap.js';
+import { bootstrapWorkspace } from './core/bootstrap.js';
 import { createGateway } from './gateway/gateway.js';
 import { startWorker } from './worker/worker.js';
 

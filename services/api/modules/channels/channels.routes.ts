@@ -1,7 +1,7 @@
 import { list, ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
-import { AddMemberBody, ChannelParams, CreateChannelBody, ListQuery, MemberParams, UpdateChannelBody } from './channels.schemas.js';
-import * as channels from './channels.service.js';
+import { AddMemberBody, ChannelParams, CreateChannelBody, ListQuery, MemberParams, UpdateChannelBody } from '../../../core/channels/channels.schemas.js';
+import * as channels from '../../../core/channels/channels.service.js';
 
 export function channelRoutes(routes: RouteTable) {
   const tag = 'Channels';

@@ -1,8 +1,8 @@
 import { list, ok } from '../../../../shared/http/envelope.js';
 import { Reply, type RouteTable } from '../../../../shared/http/route.js';
 import { messageRoutes } from '../messages/messages.routes.js';
-import { ConversationParams, ListQuery, OpenConversationBody } from './dms.schemas.js';
-import * as dms from './dms.service.js';
+import { ConversationParams, ListQuery, OpenConversationBody } from '../../../core/dms/dms.schemas.js';
+import * as dms from '../../../core/dms/dms.service.js';
 
 export function dmRoutes(routes: RouteTable) {
   const tag = 'Direct messages';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
-import * as files from './files.service.js';
+import * as files from '../../../core/files/files.service.js';
 
 export const FileIdParams = z.object({ file_id: z.string() });
 

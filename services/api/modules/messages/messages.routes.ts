@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { ok } from '../../../../shared/http/envelope.js';
 import { Reply, type RouteTable } from '../../../../shared/http/route.js';
-import type { ChannelKind } from '../channels/channels.access.js';
-import { ListMessagesQuery, PostMessageBody, ReactionBody, UpdateMessageBody } from './messages.schemas.js';
-import * as messages from './messages.service.js';
+import type { ChannelKind } from '../../../core/channels/channels.access.js';
+import { ListMessagesQuery, PostMessageBody, ReactionBody, UpdateMessageBody } from '../../../core/messages/messages.schemas.js';
+import * as messages from '../../../core/messages/messages.service.js';
 
 /**
  * Message routes under one parent: `/channels/{channel_id}` (kind channel) or

@@ -1,7 +1,7 @@
 import { ok, list } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
-import { CreateAgentBody, CreateUserBody, ListUsersQuery, UpdateMeBody, UserIdParams } from './users.schemas.js';
-import * as users from './users.service.js';
+import { CreateAgentBody, CreateUserBody, ListUsersQuery, UpdateMeBody, UserIdParams } from '../../../core/users/users.schemas.js';
+import * as users from '../../../core/users/users.service.js';
 
 export function userRoutes(routes: RouteTable) {
   const tag = 'Users and agents';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { list, ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
-import { CreateWebhookBody, ListWebhooksQuery, NativePostBody, WebhookIdParams } from './webhooks.schemas.js';
-import * as webhooks from './webhooks.service.js';
+import { CreateWebhookBody, ListWebhooksQuery, NativePostBody, WebhookIdParams } from '../../../core/webhooks/webhooks.schemas.js';
+import * as webhooks from '../../../core/webhooks/webhooks.service.js';
 
 const tag = 'Webhooks';
 

@@ -1,8 +1,8 @@
 import { PageQuery, list, ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
-import * as users from '../users/users.service.js';
-import { MemberParams, UpdateMemberBody, UpdateWorkspaceBody } from './workspaces.schemas.js';
-import * as workspaces from './workspaces.service.js';
+import * as users from '../../../core/users/users.service.js';
+import { MemberParams, UpdateMemberBody, UpdateWorkspaceBody } from '../../../core/workspaces/workspaces.schemas.js';
+import * as workspaces from '../../../core/workspaces/workspaces.service.js';
 
 export function workspaceRoutes(routes: RouteTable) {
   const tag = 'Workspace';
