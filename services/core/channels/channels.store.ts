@@ -1,6 +1,5 @@
 import type { Db } from '../../../shared/db/knex.js';
-import type { UserRow } from '../users/users.presenter.js';
-import type { ChannelRow, MemberRow } from './channels.presenter.js';
+import type { ChannelRow } from './channels.presenter.js';
 
 export const insertChannel = async (
   db: Db,
@@ -30,56 +29,3 @@ export const listVisibleChannels = (db: Db, o: { workspaceId: string; userId: st
     .orderBy('c.seq')
     .limit(o.limit + 1)
     .select('c.*');
-
-/** Inserts a membership; undefined when it already existed. */
-export const insertMember = async (db: Db, m: { channel_id: string; user_id: string; workspace_id: string }): Promise<MemberRow | undefined> => {
-  const [row] = await db('channel_members').insert(m).onConflict(['channel_id', 'user_id']).ignore().returning('*');
-  return row as MemberRow | undefined;
-};
-
-export const deleteMember = async (db: Db, channelId: string, userId: string): Promise<boolean> =>
-  (await db('channel_members').where({ channel_id: channelId, user_id: userId }).delete()) > 0;
-
-/** A page of members with their users in one query (channel_members_channel_seq). */
-export const listMembers = (
-  db: Db,
-  o: { channelId: string; after?: number; limit: number },
-): Promise<{ member: MemberRow; user: UserRow; seq: number }[]> =>
-  db('channel_members as cm')
-    .join('users as u', 'u.id', 'cm.user_id')
-    .where('cm.channel_id', o.channelId)
-    .modify((q) => {
-      if (o.after !== undefined) q.where('cm.seq', '>', o.after);
-    })
-    .orderBy('cm.seq')
-    .limit(o.limit + 1)
-    .select(
-      'cm.channel_id',
-      'cm.user_id',
-      'cm.seq',
-      'cm.created_at',
-      'u.name as u_name',
-      'u.display_name as u_display_name',
-      'u.avatar_url as u_avatar_url',
-      'u.role as u_role',
-      'u.is_agent as u_is_agent',
-      'u.created_at as u_created_at',
-    )
-    .then((rows: Record<string, any>[]) =>
-      rows.map((r) => ({
-        member: { channel_id: r.channel_id, user_id: r.user_id, seq: r.seq, created_at: r.created_at } as MemberRow,
-        user: {
-          id: r.user_id,
-          name: r.u_name,
-          display_name: r.u_display_name,
-          avatar_url: r.u_avatar_url,
-          role: r.u_role,
-          is_agent: r.u_is_agent,
-          created_at: r.u_created_at,
-        } as UserRow,
-        seq: r.seq as number,
-      })),
-    );
-
-export const findActiveUser = (db: Db, workspaceId: string, userId: string): Promise<UserRow | undefined> =>
-  db<UserRow>('users').where({ workspace_id: workspaceId, id: userId }).whereNull('deactivated_at').first();

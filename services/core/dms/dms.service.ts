@@ -4,6 +4,7 @@ import { invalid, notFound } from '../../../shared/errors.js';
 import { recordEvents } from '../../../shared/events.js';
 import { decodeCursor, pageOf, type PageQuery } from '../../../shared/http/envelope.js';
 import { requireReadable } from '../channels/channels.access.js';
+import * as memberships from '../memberships/memberships.store.js';
 import { presentConversation } from './dms.presenter.js';
 import { MAX_OTHER_MEMBERS } from './dms.schemas.js';
 import * as store from './dms.store.js';
@@ -48,7 +49,7 @@ export async function openConversation(db: Knex, actor: Actor, userIds: string[]
       const existing = await store.findConversationByKey(trx, actor.workspaceId, memberKey);
       return { created: false, conversation: presentConversation(existing!) };
     }
-    await store.insertMembers(trx, created.id, actor.workspaceId, memberIds);
+    await memberships.insertMembers(trx, created.id, actor.workspaceId, memberIds);
     const conversation = presentConversation(created);
     await recordEvents(trx, [
       {

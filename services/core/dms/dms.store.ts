@@ -21,9 +21,6 @@ export const insertConversation = async (db: Db, c: { workspace_id: string; kind
 export const findConversationByKey = (db: Db, workspaceId: string, memberKey: string) =>
   db<ChannelRow>('channels').where({ workspace_id: workspaceId, member_key: memberKey }).whereNot('kind', 'channel').first();
 
-export const insertMembers = (db: Db, channelId: string, workspaceId: string, userIds: string[]) =>
-  db('channel_members').insert(userIds.map((user_id) => ({ channel_id: channelId, user_id, workspace_id: workspaceId })));
-
 /** The user's conversations, newest first (channel_members_user, then channels by primary key). */
 export const listConversations = (db: Db, o: { workspaceId: string; userId: string; before?: number; limit: number }): Promise<ChannelRow[]> =>
   db('channels as c')

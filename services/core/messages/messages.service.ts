@@ -8,7 +8,7 @@ import { validateContentJson } from '../../../shared/blocks/index.js';
 import { AppError, forbidden, invalid, notFound } from '../../../shared/errors.js';
 import { eventsCommitted, publishEphemeral, recordEvents, type AxidEvent } from '../../../shared/events.js';
 import { decodeCursor, listJson } from '../../../shared/http/envelope.js';
-import { parseOrThrow } from '../../../shared/http/route.js';
+import { parseOrThrow } from '../../../shared/validation.js';
 import { isUuid } from '../../../shared/ids.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { requireReadable, type ChannelKind } from '../channels/channels.access.js';

@@ -4,6 +4,7 @@ import type { Knex } from '../../../shared/db/knex.js';
 import { AppError, forbidden, isUniqueViolation, notFound } from '../../../shared/errors.js';
 import { recordEvents, type AxidEvent } from '../../../shared/events.js';
 import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
+import * as memberships from '../memberships/memberships.store.js';
 import { canCreateUsers } from './users.policy.js';
 import { presentUser, type UserRow } from './users.presenter.js';
 import type { CreateUserInput } from './users.schemas.js';
@@ -50,7 +51,7 @@ export async function createUser(db: Knex, actor: Actor, input: CreateUserInput)
         is_agent: isAgent,
       });
       const apiKey = await issueApiKey(trx, { workspaceId: actor.workspaceId, userId: user.id, name: 'initial key' });
-      const joined = isAgent ? await store.joinDefaultChannels(trx, actor.workspaceId, user.id) : [];
+      const joined = isAgent ? await memberships.joinDefaultChannels(trx, actor.workspaceId, user.id) : [];
       const channels = await store.findChannelsByIds(trx, joined);
       const events: AxidEvent[] = [
         { type: 'user.created', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user: presentUser(user) } },

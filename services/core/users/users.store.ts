@@ -1,5 +1,6 @@
 import type { Db } from '../../../shared/db/knex.js';
 import { isUuid } from '../../../shared/ids.js';
+import type { WorkspaceRow } from '../workspaces/workspaces.presenter.js';
 import type { UserRow } from './users.presenter.js';
 
 export const findActiveUser = async (db: Db, workspaceId: string, userId: string): Promise<UserRow | undefined> =>
@@ -53,25 +54,25 @@ export const updateUser = async (
   return row as UserRow;
 };
 
-/** Removal keeps the row (messages keep their author) and ends every key and membership. */
-export const deactivateUser = async (db: Db, userId: string): Promise<string[]> => {
+/** Removal keeps the row (messages keep their author) and ends every key; memberships.store ends the memberships. */
+export const deactivateUser = async (db: Db, userId: string): Promise<void> => {
   await db('users').where({ id: userId }).update({ deactivated_at: db.fn.now() });
   await db('api_keys').where({ user_id: userId }).whereNull('revoked_at').update({ revoked_at: db.fn.now() });
-  const left = await db('channel_members').where({ user_id: userId }).delete().returning('channel_id');
-  return left.map((r: { channel_id: string }) => r.channel_id);
 };
-
-/** Joins a new agent to every default channel; returns the channels joined. */
-export const joinDefaultChannels = async (db: Db, workspaceId: string, userId: string) =>
-  db
-    .insert(
-      db('channels')
-        .where({ workspace_id: workspaceId, kind: 'channel', is_default: true })
-        .select('id as channel_id', db.raw('? as user_id', [userId]), 'workspace_id'),
-    )
-    .into(db.raw('?? (channel_id, user_id, workspace_id)', ['channel_members']))
-    .returning('channel_id')
-    .then((rows: { channel_id: string }[]) => rows.map((r) => r.channel_id));
 
 export const findChannelsByIds = (db: Db, ids: string[]) =>
   ids.length === 0 ? Promise.resolve([]) : db('channels').whereIn('id', ids).select('id', 'name', 'is_private');
+
+/** The user holding a key, and the user's workspace, while the key and the user are active (the stream's init event). */
+export const findKeyHolder = async (db: Db, keyId: string): Promise<{ user: UserRow; workspace: WorkspaceRow } | undefined> => {
+  const row = await db('api_keys as k')
+    .join('users as u', 'u.id', 'k.user_id')
+    .join('workspaces as w', 'w.id', 'u.workspace_id')
+    .where('k.id', keyId)
+    .whereNull('k.revoked_at')
+    .whereNull('u.deactivated_at')
+    .first('u.*', 'w.id as w_id', 'w.name as w_name', 'w.settings as w_settings', 'w.created_at as w_created_at');
+  if (!row) return undefined;
+  const { w_id, w_name, w_settings, w_created_at, ...user } = row;
+  return { user: user as UserRow, workspace: { id: w_id, name: w_name, settings: w_settings, created_at: w_created_at } };
+};

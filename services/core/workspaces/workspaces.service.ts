@@ -3,6 +3,7 @@ import { issueApiKey } from '../../../shared/auth.js';
 import type { Knex } from '../../../shared/db/knex.js';
 import { AppError, forbidden, notFound } from '../../../shared/errors.js';
 import { recordEvents } from '../../../shared/events.js';
+import * as memberships from '../memberships/memberships.store.js';
 import { isAdmin, canAssignRole, canRemoveMember } from '../users/users.policy.js';
 import { presentUser } from '../users/users.presenter.js';
 import * as users from '../users/users.store.js';
@@ -71,6 +72,7 @@ export async function removeMember(db: Knex, actor: Actor, userId: string) {
       throw new AppError('conflict', 'the last owner cannot be removed');
     }
     await users.deactivateUser(trx, userId);
+    await memberships.deleteAllMemberships(trx, userId);
     await recordEvents(trx, [
       { type: 'member.removed', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user_id: userId } },
     ]);
