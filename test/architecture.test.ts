@@ -18,10 +18,36 @@ interface Violation {
   cycle?: { name: string }[];
 }
 
-function cruise(cwd: string): Violation[] {
+interface Cruise {
+  modules: { source: string; dependencies: { resolved: string; dynamic: boolean }[] }[];
+  summary: { violations: Violation[] };
+}
+
+function cruiseAll(cwd: string): Cruise {
   const run = spawnSync(process.execPath, [CLI, 'services', 'shared', '--config', CONFIG, '--output-type', 'json'], { cwd, encoding: 'utf8' });
   if (!run.stdout) throw new Error(`depcruise produced nothing: ${run.stderr}`);
-  return (JSON.parse(run.stdout) as { summary: { violations: Violation[] } }).summary.violations;
+  return JSON.parse(run.stdout) as Cruise;
+}
+
+const cruise = (cwd: string) => cruiseAll(cwd).summary.violations;
+
+/** The packages a module loads when imported: static imports followed, dynamic ones left out (types are not in the graph). */
+function packagesLoadedBy(graph: Cruise, entry: string): Set<string> {
+  const bySource = new Map(graph.modules.map((m) => [m.source, m]));
+  const seen = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (source: string) => {
+    if (seen.has(source)) return;
+    seen.add(source);
+    for (const d of bySource.get(source)?.dependencies ?? []) {
+      if (d.dynamic) continue;
+      const pkg = /^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(d.resolved);
+      if (pkg) packages.add(pkg[1]!);
+      else visit(d.resolved);
+    }
+  };
+  visit(entry);
+  return packages;
 }
 
 describe('architecture rules (dependency-cruiser)', function () {
@@ -30,6 +56,16 @@ describe('architecture rules (dependency-cruiser)', function () {
   it('holds for the code base', function () {
     const violations = cruise(repoRoot);
     expect(violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`)).to.deep.equal([]);
+  });
+
+  it('loads the roles lazily: a gateway-only process loads neither sharp nor BullMQ, a worker both', function () {
+    const graph = cruiseAll(repoRoot);
+    // ROLES=gateway loads the stack, then imports the gateway (services/stack.ts).
+    const main = packagesLoadedBy(graph, 'services/main.ts');
+    expect(main).to.include.members(['koa', 'ioredis', 'knex']);
+    expect(main).not.to.include.any.members(['sharp', 'bullmq']);
+    expect(packagesLoadedBy(graph, 'services/gateway/gateway.ts')).not.to.include.any.members(['sharp', 'bullmq']);
+    expect(packagesLoadedBy(graph, 'services/worker/worker.ts')).to.include.members(['sharp', 'bullmq']);
   });
 
   it('reports a role importing another role, core importing a role, shared importing a service, a role importing the composition and a cycle', function () {
