@@ -5,7 +5,7 @@
 // 404 not_found, so a response never tells whether something is there.
 import type { Actor } from '../../../shared/auth.js';
 import type { Db } from '../../../shared/db/knex.js';
-import { findWithMembership, type Readable } from '../memberships/memberships.store.js';
+import { findWithMembership, type Readable } from './channels.store.js';
 import type { AccessCache } from '../../../shared/access-cache.js';
 import { notFound } from '../../../shared/errors.js';
 

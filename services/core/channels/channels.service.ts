@@ -4,7 +4,6 @@ import { AppError, forbidden, invalid, isUniqueViolation, notFound } from '../..
 import { recordEvents, type AxidEvent } from '../../../shared/events.js';
 import { isUuid } from '../../../shared/ids.js';
 import { decodeCursor, pageOf, type PageQuery } from '../../../shared/http/envelope.js';
-import * as memberships from '../memberships/memberships.store.js';
 import { presentUser } from '../users/users.presenter.js';
 import { findActiveUser } from '../users/users.store.js';
 import { requireReadable } from './channels.access.js';
@@ -57,7 +56,7 @@ export async function createChannel(db: Knex, actor: Actor, input: CreateChannel
         team_id: input.team_id ?? null,
         created_by: actor.userId,
       });
-      await memberships.insertMember(trx, { channel_id: channel.id, user_id: actor.userId, workspace_id: actor.workspaceId });
+      await store.insertMember(trx, { channel_id: channel.id, user_id: actor.userId, workspace_id: actor.workspaceId });
       await recordEvents(trx, [{ type: 'channel.created', to: channelAddress(channel), data: { channel: presentChannel(channel) } }]);
       return presentChannel(channel);
     });
@@ -86,7 +85,7 @@ export async function updateChannel(db: Knex, actor: Actor, channelId: string, p
 
 export async function listMembers(db: Knex, actor: Actor, channelId: string, q: PageQuery) {
   const { channel } = await requireReadable(db, actor, channelId);
-  const rows = await memberships.listMembers(db, { channelId: channel.id, after: decodeCursor(q.cursor), limit: q.limit });
+  const rows = await store.listMembers(db, { channelId: channel.id, after: decodeCursor(q.cursor), limit: q.limit });
   return pageOf(rows, q.limit, (r) => presentMember(r.member, r.user));
 }
 
@@ -100,7 +99,7 @@ export async function addMember(db: Knex, actor: Actor, channelId: string, userI
     // Rule 6: the target must be an active member of this workspace.
     const user = await findActiveUser(trx, actor.workspaceId, userId);
     if (!user) throw notFound('User');
-    const member = await memberships.insertMember(trx, { channel_id: channel.id, user_id: user.id, workspace_id: actor.workspaceId });
+    const member = await store.insertMember(trx, { channel_id: channel.id, user_id: user.id, workspace_id: actor.workspaceId });
     // Rule 7.
     if (!member) throw new AppError('already_member', 'the user is already a member of this channel');
     await recordEvents(trx, [
@@ -121,7 +120,7 @@ export async function removeMember(db: Knex, actor: Actor, channelId: string, us
     throw forbidden('only the member themselves, workspace admins and owners (or, in a private channel, its members) remove a member');
   }
   await db.transaction(async (trx) => {
-    const removed = isUuid(userId) && (await memberships.deleteMember(trx, channel.id, userId));
+    const removed = isUuid(userId) && (await store.deleteMember(trx, channel.id, userId));
     if (!removed) throw notFound('Channel member');
     await recordEvents(trx, [
       {

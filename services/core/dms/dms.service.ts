@@ -4,7 +4,7 @@ import { invalid, notFound } from '../../../shared/errors.js';
 import { recordEvents } from '../../../shared/events.js';
 import { decodeCursor, pageOf, type PageQuery } from '../../../shared/http/envelope.js';
 import { requireReadable } from '../channels/channels.access.js';
-import * as memberships from '../memberships/memberships.store.js';
+import * as memberships from '../channels/channels.store.js';
 import { presentConversation } from './dms.presenter.js';
 import { MAX_OTHER_MEMBERS } from './dms.schemas.js';
 import * as store from './dms.store.js';

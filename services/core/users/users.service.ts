@@ -4,7 +4,7 @@ import type { Knex } from '../../../shared/db/knex.js';
 import { AppError, forbidden, isUniqueViolation, notFound } from '../../../shared/errors.js';
 import { recordEvents, type AxidEvent } from '../../../shared/events.js';
 import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
-import * as memberships from '../memberships/memberships.store.js';
+import * as memberships from '../channels/channels.store.js';
 import { canCreateUsers } from './users.policy.js';
 import { presentUser, type UserRow } from './users.presenter.js';
 import type { CreateUserInput } from './users.schemas.js';

@@ -54,7 +54,7 @@ export const updateUser = async (
   return row as UserRow;
 };
 
-/** Removal keeps the row (messages keep their author) and ends every key; memberships.store ends the memberships. */
+/** Removal keeps the row (messages keep their author) and ends every key; channels.store deleteAllMemberships ends the memberships. */
 export const deactivateUser = async (db: Db, userId: string): Promise<void> => {
   await db('users').where({ id: userId }).update({ deactivated_at: db.fn.now() });
   await db('api_keys').where({ user_id: userId }).whereNull('revoked_at').update({ revoked_at: db.fn.now() });

@@ -3,7 +3,7 @@ import { issueApiKey } from '../../../shared/auth.js';
 import type { Knex } from '../../../shared/db/knex.js';
 import { AppError, forbidden, notFound } from '../../../shared/errors.js';
 import { recordEvents } from '../../../shared/events.js';
-import * as memberships from '../memberships/memberships.store.js';
+import * as memberships from '../channels/channels.store.js';
 import { isAdmin, canAssignRole, canRemoveMember } from '../users/users.policy.js';
 import { presentUser } from '../users/users.presenter.js';
 import * as users from '../users/users.store.js';
