@@ -7,7 +7,7 @@ import { authenticate, bearerToken } from '../../shared/auth.js';
 import { AppError } from '../../shared/errors.js';
 import type { AppContext } from '../../shared/http/context.js';
 import type { Runtime } from '../../shared/runtime.js';
-import { channelIdsOfUser } from '../core/memberships/memberships.store.js';
+import { channelIdsOfUser } from '../core/channels/channels.store.js';
 import { presentUser } from '../core/users/users.presenter.js';
 import { findKeyHolder } from '../core/users/users.store.js';
 import { presentWorkspace } from '../core/workspaces/workspaces.presenter.js';
