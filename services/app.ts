@@ -5,6 +5,7 @@ import Koa, { type Next } from 'koa';
 import type Router from '@koa/router';
 import { AppError } from '../shared/errors.js';
 import type { AppContext, AppState } from '../shared/http/context.js';
+import { corsMiddleware } from '../shared/http/cors.js';
 import { renderErrors } from '../shared/http/errors.js';
 import { opsRoutes } from '../shared/http/ops.js';
 import { rateLimit } from '../shared/http/rate-limit.js';
@@ -22,6 +23,9 @@ export interface HttpRoles {
 export function createApp(rt: Runtime, roles: HttpRoles) {
   const app = new Koa<AppState>({ proxy: true });
   app.use(requestContext(rt));
+  // Outside renderErrors, so error answers keep the CORS headers, and before
+  // the rate limit, so preflights (answered here) are not counted.
+  if (rt.config.corsOrigins.length > 0) app.use(corsMiddleware(rt.config.corsOrigins));
   app.use(renderErrors);
   app.use(opsRoutes);
   const limiter = rateLimit(rt);

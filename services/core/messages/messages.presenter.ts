@@ -55,7 +55,7 @@ export const ContentNodeSchema: z.ZodType<ContentNode> = named(
 export const ContentDocumentSchema = named('ContentDocument', z.strictObject({ type: z.literal('doc'), content: z.array(ContentNodeSchema) }));
 export type ContentDocument = z.infer<typeof ContentDocumentSchema>;
 
-/** How a webhook post asks to be shown (services/api/modules/webhooks/webhooks.compat.ts reads it from the sender). */
+/** How a webhook post asks to be shown (services/core/webhooks/webhooks.compat.ts reads it from the sender). */
 export const MessageDisplaySchema = named(
   'MessageDisplay',
   z.strictObject({ username: z.string().optional(), icon_emoji: z.string().optional(), icon_url: z.string().optional() }),
