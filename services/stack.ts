@@ -1,21 +1,14 @@
 // The composition root: one code base, the roles in ROLES, one HTTP port.
-// `npm start` and the tests start the stack through here.
+// `npm start` and the tests start the stack through here. Roles are imported
+// only when this process runs them: a gateway-only pod never loads sharp or
+// the BullMQ worker (services/core/jobs.ts), nor the API's routes.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Koa from 'koa';
 import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import type { Config } from '../shared/config.js';
 import { createDb, ensureDatabase } from '../shared/db/knex.js';
 import { migrateLatest } from '../shared/db/migrate.js';
-import { resolveDependencies, type Probes } from '../shared/embedded.js';
-import { AppError } from '../shared/errors.js';
-import type { AppState } from '../shared/http/context.js';
-import { corsMiddleware } from '../shared/http/cors.js';
-import { renderErrors } from '../shared/http/errors.js';
-import { opsRoutes } from '../shared/http/ops.js';
-import { rateLimit } from '../shared/http/rate-limit.js';
-import { requestContext } from '../shared/http/request-context.js';
-import { closeQueue } from '../shared/jobs.js';
+import { resolveDependencies, type Dependencies, type Probes } from '../shared/embedded.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetrics } from '../shared/metrics.js';
 import { OutboxRelay } from '../shared/outbox-relay.js';
@@ -24,10 +17,7 @@ import { onCommittedEvents } from '../shared/events.js';
 import { StreamReader } from '../shared/stream-reader.js';
 import { createRedis, keys } from '../shared/redis.js';
 import type { Runtime } from '../shared/runtime.js';
-import { apiRoutes } from './api/routes.js';
-import { bootstrapWorkspace } from './api/bootstrap.js';
-import { createGateway } from './gateway/gateway.js';
-import { startWorker } from './worker/worker.js';
+import { createApp } from './app.js';
 
 export interface Stack {
   rt: Runtime;
@@ -41,8 +31,58 @@ export interface Stack {
 const SHUTDOWN_BUDGET_MS = 9_000;
 
 export async function startStack(config: Config, log: Logger = createLogger(config.logLevel), probes: Probes = {}): Promise<Stack> {
+  const roles = new Set(config.roles);
+  const writes = roles.has('api') || roles.has('worker');
+  // Processes that read events (api, gateway) keep caches fresh from them.
+  const readsEvents = roles.has('api') || roles.has('gateway');
+
   const deps = await resolveDependencies(config, log, probes);
-  await ensureDatabase(deps.databaseUrl);
+  const rt = await connect(config, log, deps, readsEvents);
+  if (config.migrateOnStart) await migrate(rt, deps);
+  // Only the roles that touch files need the bucket (the gateway never does).
+  if (writes) await ensureBucket(rt.s3, config.s3.bucket);
+
+  const events = startEventFlow(rt, deps, { writes, readsEvents, fanOut: roles.has('gateway') });
+  await events.reader?.ready();
+
+  const gateway = roles.has('gateway')
+    ? (await import('./gateway/gateway.js')).createGateway(rt, { databaseUrl: deps.databaseUrl, redisUrl: deps.redisUrl, reader: events.reader! })
+    : null;
+  const worker = roles.has('worker') ? await (await import('./worker/worker.js')).startWorker(rt, { redisUrl: deps.redisUrl }) : null;
+  const api = roles.has('api') ? (await import('./api/routes.js')).apiRoutes().router : undefined;
+
+  const { app, limiter } = createApp(rt, { gateway: gateway ?? undefined, api });
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  log.info({ roles: config.roles, port }, 'axid is listening');
+
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      // Stop taking work first (streams, jobs, requests), then the plumbing under it.
+      const hardStop = setTimeout(() => server.closeAllConnections(), SHUTDOWN_BUDGET_MS);
+      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await gateway?.close();
+      await worker?.close();
+      await serverClosed;
+      clearTimeout(hardStop);
+      limiter.stop();
+      await events.stop();
+      if (writes) await (await import('../shared/jobs.js')).closeQueue(rt);
+      await rt.redis.quit().catch(() => rt.redis.disconnect());
+      await rt.db.destroy();
+      await deps.stop();
+    })());
+
+  return { rt, url, server, relay: events.relay, close };
+}
+
+/** The connections and instruments every role is handed. */
+async function connect(config: Config, log: Logger, deps: Dependencies, readsEvents: boolean): Promise<Runtime> {
   const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10);
   const redis = createRedis(deps.redisUrl, 'axid-commands', { autoPipelining: true });
   redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
@@ -52,10 +92,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
     forcePathStyle: config.s3.forcePathStyle,
     credentials: { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey },
   });
-
-  // Processes that read events (api, gateway) keep caches fresh from them.
-  const readsEvents = config.roles.includes('api') || config.roles.includes('gateway');
-  const rt: Runtime = {
+  return {
     config,
     log,
     db,
@@ -75,89 +112,61 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       }
     },
   };
+}
 
-  await migrateLatest(db, { lock: !deps.embeddedDatabase, then: (trx) => bootstrapWorkspace(trx, config, log) });
-  const roles = new Set(config.roles);
-  // Only the roles that touch files need the bucket (the gateway never does).
-  if (roles.has('api') || roles.has('worker')) await ensureBucket(s3, config.s3.bucket);
-  // Every process that writes (api, worker) can relay the outbox; one is elected.
-  const relay =
-    roles.has('api') || roles.has('worker')
-      ? new OutboxRelay({
-          db,
-          databaseUrl: deps.databaseUrl,
-          redis,
-          streamKey: rt.streamKey,
-          accessStreamKey: keys(config.redisKeyPrefix).accessEvents,
-          log,
-          metrics: rt.metrics,
-          redisUrl: deps.redisUrl,
-          wakeChannel: keys(config.redisKeyPrefix).outboxWake,
-          listen: !deps.embeddedDatabase,
-        })
-      : null;
+/**
+ * MIGRATE_ON_START (on for `npm start`): create the database, migrate, and on
+ * an empty database bootstrap the first workspace. In Kubernetes the migration
+ * Job does this (`npm run migrate`) and the deployments only start.
+ */
+async function migrate(rt: Runtime, deps: Dependencies) {
+  const { bootstrapWorkspace } = await import('./core/bootstrap.js');
+  await ensureDatabase(deps.databaseUrl);
+  await migrateLatest(rt.db, { lock: !deps.embeddedDatabase, then: (trx) => bootstrapWorkspace(trx, rt.config, rt.log) });
+}
+
+/**
+ * Who publishes and who reads events. Every process that writes (api, worker)
+ * can relay the outbox; one is elected. One event reader per reading process,
+ * shared by the gateway (fan-out) and the access cache; without the gateway the
+ * process reads only the access stream.
+ */
+function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: boolean; readsEvents: boolean; fanOut: boolean }) {
+  const streams = keys(rt.config.redisKeyPrefix);
+  const relay = o.writes
+    ? new OutboxRelay({
+        db: rt.db,
+        databaseUrl: deps.databaseUrl,
+        redis: rt.redis,
+        streamKey: rt.streamKey,
+        accessStreamKey: streams.accessEvents,
+        log: rt.log,
+        metrics: rt.metrics,
+        redisUrl: deps.redisUrl,
+        wakeChannel: streams.outboxWake,
+        listen: !deps.embeddedDatabase,
+      })
+    : null;
   relay?.start();
 
-  // One event reader per process, shared by the gateway (fan-out) and the API
-  // (cache invalidation). Without the gateway, the API reads only the access stream.
-  const readerStream = roles.has('gateway') ? rt.streamKey : keys(config.redisKeyPrefix).accessEvents;
-  const reader = readsEvents ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: readerStream, log, blockMs: 5_000 }) : null;
+  const readerStream = o.fanOut ? rt.streamKey : streams.accessEvents;
+  const reader = o.readsEvents ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: readerStream, log: rt.log, blockMs: 5_000 }) : null;
   reader?.subscribe((event) => rt.access.onEvent(event));
   const stopCommitListener = onCommittedEvents((committed) => {
     relay?.publishCommitted(committed);
     for (const c of committed) rt.access.onEvent(c.event);
   });
   reader?.start();
-  await reader?.ready();
-  const gateway = roles.has('gateway') ? createGateway(rt, { databaseUrl: deps.databaseUrl, redisUrl: deps.redisUrl, reader: reader! }) : null;
-  const worker = roles.has('worker') ? await startWorker(rt, { redisUrl: deps.redisUrl }) : null;
 
-  const app = new Koa<AppState>({ proxy: true });
-  app.use(requestContext(rt));
-  // Outside renderErrors, so error answers keep the CORS headers, and before
-  // the rate limit, so preflights (answered here) are not counted.
-  if (config.corsOrigins.length > 0) app.use(corsMiddleware(config.corsOrigins));
-  app.use(renderErrors);
-  app.use(opsRoutes);
-  const limiter = rateLimit(rt);
-  app.use(limiter);
-  if (gateway) app.use(gateway.middleware);
-  if (roles.has('api')) {
-    app.use(apiRoutes().router.routes());
-  }
-  app.use(async () => {
-    throw new AppError('not_found', 'no such route: see /api/v1/openapi.json');
-  });
-  app.on('error', (err) => log.debug({ err: err.message }, 'koa error'));
-
-  const server = http.createServer(app.callback());
-  server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
-  const { port } = server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
-  log.info({ roles: config.roles, port }, 'axid is listening');
-
-  let closing: Promise<void> | null = null;
-  const close = () =>
-    (closing ??= (async () => {
-      const hardStop = setTimeout(() => server.closeAllConnections(), SHUTDOWN_BUDGET_MS);
-      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      await gateway?.close();
-      await worker?.close();
-      await serverClosed;
-      clearTimeout(hardStop);
-      limiter.stop();
+  return {
+    relay,
+    reader,
+    async stop() {
       await relay?.stop();
       stopCommitListener();
       await reader?.stop();
-      await closeQueue(rt);
-      await redis.quit().catch(() => redis.disconnect());
-      await db.destroy();
-      await deps.stop();
-    })());
-
-  return { rt, url, server, relay, close };
+    },
+  };
 }
 
 async function ensureBucket(s3: S3Client, bucket: string) {

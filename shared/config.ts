@@ -78,6 +78,7 @@ const EnvSchema = z.object({
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   S3_FORCE_PATH_STYLE: boolFlag(true),
   DATA_DIR: z.string().min(1).default('./.data'),
+  MIGRATE_ON_START: boolFlag(true),
   BOOTSTRAP_ADMIN_KEY: z
     .string()
     .regex(/^[A-Za-z0-9_-]{32,128}$/, 'must be 32 to 128 characters of A-Za-z0-9_-')
@@ -111,6 +112,8 @@ export interface Config {
     forcePathStyle: boolean;
   };
   dataDir: string;
+  /** Migrate (and bootstrap an empty database) at start; off where a migration Job does it (k8s/base). */
+  migrateOnStart: boolean;
   bootstrapAdminKey: string | undefined;
   rateLimit: { points: number; duration: number };
   /** Open event streams one user may hold on one gateway process (services/gateway/gateway.ts). */
@@ -153,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       forcePathStyle: e.S3_FORCE_PATH_STYLE,
     },
     dataDir: e.DATA_DIR,
+    migrateOnStart: e.MIGRATE_ON_START,
     bootstrapAdminKey: e.BOOTSTRAP_ADMIN_KEY,
     rateLimit: { points: e.RATE_LIMIT_POINTS, duration: e.RATE_LIMIT_DURATION },
     streamMaxPerUser: e.STREAM_MAX_PER_USER,

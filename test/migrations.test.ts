@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { createDb, ensureDatabase } from '../shared/db/knex.js';
 import { migrateLatest, migrationSource } from '../shared/db/migrate.js';
-import { listMessages } from '../services/api/modules/messages/messages.store.js';
+import { listMessages } from '../services/core/messages/messages.store.js';
 import { testEnv, type TestEnv } from './support/stack.js';
 
 describe('migrations on a database with data', () => {

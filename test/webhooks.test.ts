@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { IncomingWebhook } from '@slack/webhook';
 import { expect } from 'chai';
 import { startStack, type Stack } from '../services/stack.js';
-import { handlers } from '../services/worker/handlers.js';
+import { handlers } from '../services/core/jobs.js';
 import { createLogger } from '../shared/logger.js';
 import { Client } from './support/client.js';
 import { expectError, expectOk } from './support/expect.js';

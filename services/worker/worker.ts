@@ -5,7 +5,7 @@ import client from 'prom-client';
 import { JOB_NAMES, QUEUE_NAME, queueCounts, queuePrefix, type JobHandlers, type JobName } from '../../shared/jobs.js';
 import { createRedis } from '../../shared/redis.js';
 import type { Runtime } from '../../shared/runtime.js';
-import { handlers as defaultHandlers } from './handlers.js';
+import { handlers as defaultHandlers } from '../core/jobs.js';
 
 export interface WorkerOptions {
   redisUrl: string;

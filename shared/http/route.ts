@@ -10,6 +10,7 @@ import type { Runtime } from '../runtime.js';
 import type { AppContext, AppState } from './context.js';
 import { JsonText } from './envelope.js';
 import { checkInput } from './input.js';
+import { parseOrThrow } from '../validation.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -79,25 +80,6 @@ export class Reply<T = unknown> {
     readonly status: number,
     readonly body: T,
   ) {}
-}
-
-
-/** Names the field at fault: `content_json.content.3.attrs.props.buttons.1.url: must start with https://`. */
-export function describeIssues(error: z.ZodError, where?: string): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => {
-      const path = issue.path.map(String).join('.') || where || 'body';
-      const message = /received undefined$/.test(issue.message) ? 'is required' : issue.message;
-      return `${path}: ${message}`;
-    })
-    .join('; ');
-}
-
-export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, where?: string): z.infer<T> {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new AppError('validation_error', describeIssues(parsed.error, where));
-  return parsed.data;
 }
 
 export class RouteTable {
