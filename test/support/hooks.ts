@@ -1,4 +1,3 @@
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { startSharedStack, stopSharedStack } from './stack.js';
 
 // Mocha root hooks: one stack for the whole run.
