@@ -33,15 +33,17 @@ function childProcesses(): Map<number, string> {
 /** Listening servers (TCP or Unix socket) still open in this process. */
 const openServers = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap' || r === 'PipeServerWrap');
 
-/** Children present before the tests ran (tsx's esbuild service), which are not the tests' to stop. */
+/** Children present before the tests ran, which are not the tests' to stop. */
 let before = new Set<number>();
+/** tsx compiles the TypeScript it loads through esbuild's service process, started on first need and kept. */
+const isTsxCompiler = (cmd: string) => /\/esbuild --service=/.test(cmd);
 
 async function leaks(): Promise<string[]> {
   // A process sent SIGTERM a moment ago may still be on its way out.
   const deadline = Date.now() + 5_000;
   for (;;) {
     const found = [
-      ...[...childProcesses()].filter(([pid]) => !before.has(pid)).map(([pid, cmd]) => `child process ${pid}: ${cmd}`),
+      ...[...childProcesses()].filter(([pid, cmd]) => !before.has(pid) && !isTsxCompiler(cmd)).map(([pid, cmd]) => `child process ${pid}: ${cmd}`),
       ...openServers().map((r) => `open server (${r})`),
     ];
     if (found.length === 0 || Date.now() > deadline) return found;
