@@ -86,6 +86,10 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
   const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10);
   const redis = createRedis(deps.redisUrl, 'axid-commands', { autoPipelining: true });
   redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
+  // On Node 20 the AWS SDK prints a multi-line notice that its releases after
+  // January 2027 need Node 22 (docs/decisions.md, "Node versions"); the SDK's
+  // documented switch turns it off so that the log stays one JSON object a line.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const s3 = new S3Client({
     endpoint: deps.s3Endpoint,
     region: config.s3.region,
