@@ -115,8 +115,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   app.use(requestContext(rt));
   app.use(renderErrors);
   app.use(opsRoutes);
-  const limiter = rateLimit(rt);
-  app.use(limiter);
+  app.use(rateLimit(rt));
   if (gateway) app.use(gateway.middleware);
   if (roles.has('api')) {
     app.use(apiRoutes().router.routes());
@@ -143,7 +142,6 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       await worker?.close();
       await serverClosed;
       clearTimeout(hardStop);
-      limiter.stop();
       await relay?.stop();
       stopCommitListener();
       await reader?.stop();
