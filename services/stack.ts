@@ -38,11 +38,13 @@ export interface Stack {
 }
 
 const SHUTDOWN_BUDGET_MS = 9_000;
+/** /readyz answers within a second even when a dependency hangs. */
+const READY_TIMEOUT_MS = 800;
 
 export async function startStack(config: Config, log: Logger = createLogger(config.logLevel), probes: Probes = {}): Promise<Stack> {
   const deps = await resolveDependencies(config, log, probes);
   await ensureDatabase(deps.databaseUrl);
-  const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10);
+  const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10, log);
   const redis = createRedis(deps.redisUrl, 'axid-commands', { autoPipelining: true });
   redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
   const s3 = new S3Client({
@@ -65,12 +67,20 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
     // Only where an event reader keeps it fresh (a stream still checks its
     // key in the database once it is registered).
     access: new AccessCache(readsEvents),
+    // Time-boxed: a dependency that does not answer makes /readyz answer 503
+    // within READY_TIMEOUT_MS instead of hanging with it.
     async ready() {
+      if (redis.status !== 'ready') return false; // commands would wait in ioredis's offline queue
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS)));
+      const checks = Promise.all([db.raw('SELECT 1'), redis.ping()]).then(
+        () => true,
+        () => false,
+      );
       try {
-        await Promise.all([db.raw('SELECT 1'), redis.ping()]);
-        return true;
-      } catch {
-        return false;
+        return await Promise.race([checks, late]);
+      } finally {
+        clearTimeout(timer);
       }
     },
   };
