@@ -18,6 +18,7 @@ import { closeQueue } from '../shared/jobs.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetrics } from '../shared/metrics.js';
 import { OutboxRelay } from '../shared/outbox-relay.js';
+import { JobOutboxPublisher } from '../shared/job-outbox.js';
 import { AccessCache } from '../shared/access-cache.js';
 import { onCommittedEvents } from '../shared/events.js';
 import { StreamReader } from '../shared/stream-reader.js';
@@ -33,6 +34,8 @@ export interface Stack {
   url: string;
   server: http.Server;
   relay: OutboxRelay | null;
+  /** Moves recorded jobs to the queue (processes that write: api, worker). */
+  jobs: JobOutboxPublisher | null;
   /** Graceful stop: refuse new work, finish what is in flight, close connections. */
   close(): Promise<void>;
 }
@@ -106,6 +109,8 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
         })
       : null;
   relay?.start();
+  const jobs = roles.has('api') || roles.has('worker') ? new JobOutboxPublisher(rt) : null;
+  jobs?.start();
 
   // One event reader per process, shared by the gateway (fan-out) and the API
   // (cache invalidation). Without the gateway, the API reads only the access stream.
@@ -153,6 +158,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       await serverClosed;
       clearTimeout(hardStop);
       await relay?.stop();
+      await jobs?.stop();
       stopCommitListener();
       await reader?.stop();
       await closeQueue(rt);
@@ -161,7 +167,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       await deps.stop();
     })());
 
-  return { rt, url, server, relay, close };
+  return { rt, url, server, relay, jobs, close };
 }
 
 async function ensureBucket(s3: S3Client, bucket: string) {

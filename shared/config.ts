@@ -61,6 +61,9 @@ const EnvSchema = z.object({
     .optional(),
   RATE_LIMIT_POINTS: positiveInt(1200),
   RATE_LIMIT_DURATION: positiveInt(60),
+  // Not in the contract's table: how long a file may stay `processing` (or a
+  // compatible post unrendered) before the worker enqueues its job again.
+  JOB_RECONCILE_AFTER: positiveInt(30),
   TRACKER_HOSTS: commaList('linear.app'),
   CODE_HOSTS: commaList('github.com'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -88,6 +91,8 @@ export interface Config {
   dataDir: string;
   bootstrapAdminKey: string | undefined;
   rateLimit: { points: number; duration: number };
+  /** Seconds after which unfinished work found in Postgres is enqueued again (services/worker/reconcile.ts). */
+  jobReconcileAfter: number;
   trackerHosts: string[];
   codeHosts: string[];
   logLevel: string;
@@ -126,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.DATA_DIR,
     bootstrapAdminKey: e.BOOTSTRAP_ADMIN_KEY,
     rateLimit: { points: e.RATE_LIMIT_POINTS, duration: e.RATE_LIMIT_DURATION },
+    jobReconcileAfter: e.JOB_RECONCILE_AFTER,
     trackerHosts: e.TRACKER_HOSTS,
     codeHosts: e.CODE_HOSTS,
     logLevel: e.LOG_LEVEL,

@@ -6,6 +6,7 @@ import { JOB_NAMES, QUEUE_NAME, queueCounts, queuePrefix, type JobHandlers, type
 import { createRedis } from '../../shared/redis.js';
 import type { Runtime } from '../../shared/runtime.js';
 import { handlers as defaultHandlers } from './handlers.js';
+import { startReconciler } from './reconcile.js';
 
 export interface WorkerOptions {
   redisUrl: string;
@@ -71,6 +72,7 @@ export async function startWorker(rt: Runtime, o: WorkerOptions) {
   );
   worker.on('error', (err) => rt.log.warn({ err: err.message }, 'worker error'));
   await worker.waitUntilReady();
+  const stopReconciler = startReconciler(rt);
 
   // Queue depth is read when /metrics is scraped, not polled.
   new client.Gauge({
@@ -89,6 +91,7 @@ export async function startWorker(rt: Runtime, o: WorkerOptions) {
     /** Waits for the jobs in flight, then lets go of Redis. */
     async close() {
       rt.metrics.registry.removeSingleMetric('axid_queue_depth');
+      await stopReconciler();
       await worker.close();
       await connection.quit().catch(() => connection.disconnect());
     },
