@@ -19,6 +19,7 @@ describe('jobs recorded in Postgres (job outbox)', function () {
   let redis: PrivateRedis;
   let env: TestEnv;
   let s: Stack;
+  let redisDown = false;
   const workers: { close(): Promise<void> }[] = [];
 
   // No worker role: each test starts the worker when it wants jobs to run.
@@ -33,7 +34,7 @@ describe('jobs recorded in Postgres (job outbox)', function () {
   });
 
   after(async () => {
-    await redis?.up().catch(() => undefined);
+    if (redisDown) await redis.up(); // a clean close needs Redis
     await s?.close();
     await env?.cleanup();
     await redis?.stop();
@@ -57,6 +58,7 @@ describe('jobs recorded in Postgres (job outbox)', function () {
     const anon = new Client(s.url);
 
     await redis.down();
+    redisDown = true;
     const up = await uploadFile(s.url, { key: ws.ownerKey, data: Buffer.from('bytes uploaded while Redis is down') });
     const fileId = expectOk(up, 201).data.id as string;
     const posted = await anon.post(`/hooks/compat/${hook.id}`, { text: 'deploy', attachments: [{ fallback: 'fb', title: 'While down' }] });
@@ -65,6 +67,7 @@ describe('jobs recorded in Postgres (job outbox)', function () {
     expect((await anon.get('/readyz')).status).to.equal(503);
 
     await redis.up();
+    redisDown = false;
     workers.push(await startWorker(s.rt, { redisUrl: redis.url }));
     await waitFor(async () => (await fileStatus(fileId)) === 'ready', 'the file to be processed', 30_000);
     const message = await waitFor(async () => {

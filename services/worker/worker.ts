@@ -62,8 +62,11 @@ export async function startWorker(rt: Runtime, o: WorkerOptions) {
       connection,
       prefix: queuePrefix(rt.config.redisKeyPrefix),
       concurrency: o.concurrency ?? 4,
-      lockDuration: o.lockDuration ?? 30_000,
-      stalledInterval: o.stalledInterval ?? 30_000,
+      // A job whose worker died (SIGKILL, OOM) is taken up again once its lock
+      // lapses and a stalled check sees it: within about 15 s, not a minute.
+      // The lock is renewed every half lockDuration while the job runs.
+      lockDuration: o.lockDuration ?? 10_000,
+      stalledInterval: o.stalledInterval ?? 5_000,
       maxStalledCount: 2,
     },
   );
