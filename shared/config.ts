@@ -22,6 +22,29 @@ const boolFlag = (fallback: boolean) =>
     .default(fallback ? 'true' : 'false')
     .transform((v) => v === 'true' || v === '1');
 
+// Browsers send an origin serialized (lower-case host, default port left out):
+// each entry is compared in that form, so `HTTP://App.example:443` would never match.
+const originList = z
+  .string()
+  .default('')
+  .transform((s, ctx) => {
+    const origins: string[] = [];
+    for (const entry of s.split(',').map((x) => x.trim()).filter(Boolean)) {
+      let url: URL | null = null;
+      try {
+        url = new URL(entry);
+      } catch {
+        url = null;
+      }
+      if (!url || !/^https?:$/.test(url.protocol) || url.origin !== entry) {
+        ctx.addIssue({ code: 'custom', message: `"${entry}" is not an origin: write scheme://host[:port] exactly as a browser sends it (lower case, no path, no trailing slash${url && /^https?:$/.test(url.protocol) ? `, here "${url.origin}"` : ''})` });
+      } else {
+        origins.push(url.origin);
+      }
+    }
+    return [...new Set(origins)];
+  });
+
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 const EnvSchema = z.object({
@@ -66,6 +89,7 @@ const EnvSchema = z.object({
   JOB_RECONCILE_AFTER: positiveInt(30),
   TRACKER_HOSTS: commaList('linear.app'),
   CODE_HOSTS: commaList('github.com'),
+  CORS_ORIGINS: originList,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -95,6 +119,8 @@ export interface Config {
   jobReconcileAfter: number;
   trackerHosts: string[];
   codeHosts: string[];
+  /** Browser origins allowed to call the API and read the stream (exact matches); empty: no CORS. */
+  corsOrigins: string[];
   logLevel: string;
 }
 
@@ -134,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobReconcileAfter: e.JOB_RECONCILE_AFTER,
     trackerHosts: e.TRACKER_HOSTS,
     codeHosts: e.CODE_HOSTS,
+    corsOrigins: e.CORS_ORIGINS,
     logLevel: e.LOG_LEVEL,
   };
 }
