@@ -118,6 +118,27 @@ interface Connection {
   delivered: Map<string, number>;
 }
 
+/** message.created entries seen on the Redis event stream: entry id → message id (read before the wipe and at the end). */
+const streamEntries = new Map<string, string>();
+
+async function readEventStream(url: string) {
+  const r = new Redis(url);
+  try {
+    let start = '-';
+    for (;;) {
+      const batch = (await r.xrange('axid:events', start, '+', 'COUNT', 1000)) as [string, string[]][];
+      for (const [id, fields] of batch) {
+        const event = JSON.parse(fields[1]!) as { type: string; data: { message?: { id: string } } };
+        if (event.type === 'message.created' && event.data.message) streamEntries.set(id, event.data.message.id);
+      }
+      if (batch.length < 1000) return;
+      start = `(${batch[batch.length - 1]![0]}`;
+    }
+  } finally {
+    r.disconnect();
+  }
+}
+
 const phases: Phase[] = [];
 const posts: Post[] = [];
 const jobs: Job[] = [];
@@ -392,6 +413,7 @@ async function main() {
     await sleep(PHASE_MS);
 
     newPhase('wipe Redis (FLUSHALL)');
+    await readEventStream(redis.url);
     await redis.flushAll();
     await sleep(PHASE_MS);
 
@@ -431,6 +453,7 @@ async function main() {
     stopReaders = true;
     await Promise.allSettled(loops);
     await db.end();
+    await readEventStream(redis.url);
 
     printTable();
   } finally {
@@ -467,7 +490,13 @@ function printTable() {
       `| ${p.name} | ${p.accepted} | ${gaps} | ${duplicates} | ${p.other5xx} | ${p.refused503} | ${p.timeouts} | ${p.connectionErrors} | ${p.jobs} | ${late} |`,
     );
   }
-  process.stdout.write(`\n${lines.join('\n')}\n\nstream connections: ${connections.length}\n`);
+  // Where duplicates come from: a message on the Redis stream twice (the relay) or once (the gateway).
+  const entriesPerMessage = new Map<string, number>();
+  for (const m of streamEntries.values()) entriesPerMessage.set(m, (entriesPerMessage.get(m) ?? 0) + 1);
+  const onStreamTwice = [...entriesPerMessage.values()].filter((n) => n > 1).length;
+  process.stdout.write(
+    `\n${lines.join('\n')}\n\nstream connections: ${connections.length}; messages on the Redis event stream more than once: ${onStreamTwice} (of ${entriesPerMessage.size} read)\n`,
+  );
 }
 
 process.once('SIGINT', () => {
