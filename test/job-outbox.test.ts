@@ -9,7 +9,7 @@ import { startStack, type Stack } from '../services/stack.js';
 import { startWorker } from '../services/worker/worker.js';
 import { createLogger } from '../shared/logger.js';
 import { Client } from './support/client.js';
-import { expectOk } from './support/expect.js';
+import { expectError, expectOk } from './support/expect.js';
 import { uploadFile, waitFor } from './support/files.js';
 import { PrivateRedis } from './support/processes.js';
 import { newWorkspace, testEnv, uniqueName, type TestEnv, type TestWorkspace } from './support/stack.js';
@@ -49,7 +49,8 @@ describe('jobs recorded in Postgres (job outbox)', function () {
       .insert({ workspace_id: ws.workspaceId, name: uniqueName('ch'), created_by: ws.ownerId })
       .returning('id');
     await s.rt.db('channel_members').insert({ channel_id: channel.id, user_id: ws.ownerId, workspace_id: ws.workspaceId });
-    return expectOk(await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: channel.id, name: 'CI' }), 201).data as { id: string };
+    const hook = expectOk(await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: channel.id, name: 'CI' }), 201).data as { id: string };
+    return { id: hook.id, channelId: channel.id as string };
   }
 
   it('answers an upload and a compatible webhook post while Redis is down; their jobs run once it is back', async () => {
@@ -65,6 +66,10 @@ describe('jobs recorded in Postgres (job outbox)', function () {
     expect(posted.status, posted.text).to.equal(200);
     expect(await jobsWaiting()).to.equal(2);
     expect((await anon.get('/readyz')).status).to.equal(503);
+    // Typing keeps nothing: refused at once rather than left waiting for Redis.
+    const typing = await ws.owner.post(`/api/v1/channels/${hook.channelId}/typing`);
+    expectError(typing, 503, 'service_unavailable');
+    expect(typing.headers.get('retry-after')).to.match(/^[1-9]\d*$/);
 
     await redis.up();
     redisDown = false;
