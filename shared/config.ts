@@ -87,6 +87,7 @@ const EnvSchema = z.object({
   // Not in the contract's table: how long a file may stay `processing` (or a
   // compatible post unrendered) before the worker enqueues its job again.
   JOB_RECONCILE_AFTER: positiveInt(30),
+  STREAM_MAX_PER_USER: positiveInt(50),
   TRACKER_HOSTS: commaList('linear.app'),
   CODE_HOSTS: commaList('github.com'),
   CORS_ORIGINS: originList,
@@ -117,6 +118,8 @@ export interface Config {
   rateLimit: { points: number; duration: number };
   /** Seconds after which unfinished work found in Postgres is enqueued again (services/worker/reconcile.ts). */
   jobReconcileAfter: number;
+  /** Open event streams one user may hold on one gateway process (services/gateway/gateway.ts). */
+  streamMaxPerUser: number;
   trackerHosts: string[];
   codeHosts: string[];
   /** Browser origins allowed to call the API and read the stream (exact matches); empty: no CORS. */
@@ -158,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bootstrapAdminKey: e.BOOTSTRAP_ADMIN_KEY,
     rateLimit: { points: e.RATE_LIMIT_POINTS, duration: e.RATE_LIMIT_DURATION },
     jobReconcileAfter: e.JOB_RECONCILE_AFTER,
+    streamMaxPerUser: e.STREAM_MAX_PER_USER,
     trackerHosts: e.TRACKER_HOSTS,
     codeHosts: e.CODE_HOSTS,
     corsOrigins: e.CORS_ORIGINS,
