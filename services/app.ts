@@ -28,13 +28,12 @@ export function createApp(rt: Runtime, roles: HttpRoles) {
   if (rt.config.corsOrigins.length > 0) app.use(corsMiddleware(rt.config.corsOrigins));
   app.use(renderErrors);
   app.use(opsRoutes);
-  const limiter = rateLimit(rt);
-  app.use(limiter);
+  app.use(rateLimit(rt));
   if (roles.gateway) app.use(roles.gateway.middleware);
   if (roles.api) app.use(roles.api.routes());
   app.use(async () => {
     throw new AppError('not_found', 'no such route: see /api/v1/openapi.json');
   });
   app.on('error', (err) => rt.log.debug({ err: err.message }, 'koa error'));
-  return { app, limiter };
+  return app;
 }

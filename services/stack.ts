@@ -12,6 +12,7 @@ import { resolveDependencies, type Dependencies, type Probes } from '../shared/e
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetrics } from '../shared/metrics.js';
 import { OutboxRelay } from '../shared/outbox-relay.js';
+import { JobOutboxPublisher } from '../shared/job-outbox.js';
 import { AccessCache } from '../shared/access-cache.js';
 import { onCommittedEvents } from '../shared/events.js';
 import { StreamReader } from '../shared/stream-reader.js';
@@ -24,11 +25,15 @@ export interface Stack {
   url: string;
   server: http.Server;
   relay: OutboxRelay | null;
+  /** Moves recorded jobs to the queue (processes that write: api, worker). */
+  jobs: JobOutboxPublisher | null;
   /** Graceful stop: refuse new work, finish what is in flight, close connections. */
   close(): Promise<void>;
 }
 
 const SHUTDOWN_BUDGET_MS = 9_000;
+/** /readyz answers within a second even when a dependency hangs. */
+const READY_TIMEOUT_MS = 800;
 
 export async function startStack(config: Config, log: Logger = createLogger(config.logLevel), probes: Probes = {}): Promise<Stack> {
   const roles = new Set(config.roles);
@@ -51,7 +56,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   const worker = roles.has('worker') ? await (await import('./worker/worker.js')).startWorker(rt, { redisUrl: deps.redisUrl }) : null;
   const api = roles.has('api') ? (await import('./api/routes.js')).apiRoutes().router : undefined;
 
-  const { app, limiter } = createApp(rt, { gateway: gateway ?? undefined, api });
+  const app = createApp(rt, { gateway: gateway ?? undefined, api });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
@@ -70,7 +75,6 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       await worker?.close();
       await serverClosed;
       clearTimeout(hardStop);
-      limiter.stop();
       await events.stop();
       if (writes) await (await import('../shared/jobs.js')).closeQueue(rt);
       await rt.redis.quit().catch(() => rt.redis.disconnect());
@@ -78,12 +82,12 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       await deps.stop();
     })());
 
-  return { rt, url, server, relay: events.relay, close };
+  return { rt, url, server, relay: events.relay, jobs: events.jobs, close };
 }
 
 /** The connections and instruments every role is handed. */
 async function connect(config: Config, log: Logger, deps: Dependencies, readsEvents: boolean): Promise<Runtime> {
-  const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10);
+  const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10, log);
   const redis = createRedis(deps.redisUrl, 'axid-commands', { autoPipelining: true });
   redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
   // On Node 20 the AWS SDK prints a multi-line notice that its releases after
@@ -107,12 +111,20 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
     // Only where an event reader keeps it fresh (a stream still checks its
     // key in the database once it is registered).
     access: new AccessCache(readsEvents),
+    // Time-boxed: a dependency that does not answer makes /readyz answer 503
+    // within READY_TIMEOUT_MS instead of hanging with it.
     async ready() {
+      if (redis.status !== 'ready') return false; // commands would wait in ioredis's offline queue
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS)));
+      const checks = Promise.all([db.raw('SELECT 1'), redis.ping()]).then(
+        () => true,
+        () => false,
+      );
       try {
-        await Promise.all([db.raw('SELECT 1'), redis.ping()]);
-        return true;
-      } catch {
-        return false;
+        return await Promise.race([checks, late]);
+      } finally {
+        clearTimeout(timer);
       }
     },
   };
@@ -152,6 +164,8 @@ function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: boolean; r
       })
     : null;
   relay?.start();
+  const jobs = o.writes ? new JobOutboxPublisher(rt) : null;
+  jobs?.start();
 
   const readerStream = o.fanOut ? rt.streamKey : streams.accessEvents;
   const reader = o.readsEvents ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: readerStream, log: rt.log, blockMs: 5_000 }) : null;
@@ -164,9 +178,11 @@ function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: boolean; r
 
   return {
     relay,
+    jobs,
     reader,
     async stop() {
       await relay?.stop();
+      await jobs?.stop();
       stopCommitListener();
       await reader?.stop();
     },

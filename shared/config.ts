@@ -85,6 +85,9 @@ const EnvSchema = z.object({
     .optional(),
   RATE_LIMIT_POINTS: positiveInt(1200),
   RATE_LIMIT_DURATION: positiveInt(60),
+  // Not in the contract's table: how long a file may stay `processing` (or a
+  // compatible post unrendered) before the worker enqueues its job again.
+  JOB_RECONCILE_AFTER: positiveInt(30),
   STREAM_MAX_PER_USER: positiveInt(50),
   TRACKER_HOSTS: commaList('linear.app'),
   CODE_HOSTS: commaList('github.com'),
@@ -116,6 +119,8 @@ export interface Config {
   migrateOnStart: boolean;
   bootstrapAdminKey: string | undefined;
   rateLimit: { points: number; duration: number };
+  /** Seconds after which unfinished work found in Postgres is enqueued again (services/worker/reconcile.ts). */
+  jobReconcileAfter: number;
   /** Open event streams one user may hold on one gateway process (services/gateway/gateway.ts). */
   streamMaxPerUser: number;
   trackerHosts: string[];
@@ -159,6 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     migrateOnStart: e.MIGRATE_ON_START,
     bootstrapAdminKey: e.BOOTSTRAP_ADMIN_KEY,
     rateLimit: { points: e.RATE_LIMIT_POINTS, duration: e.RATE_LIMIT_DURATION },
+    jobReconcileAfter: e.JOB_RECONCILE_AFTER,
     streamMaxPerUser: e.STREAM_MAX_PER_USER,
     trackerHosts: e.TRACKER_HOSTS,
     codeHosts: e.CODE_HOSTS,

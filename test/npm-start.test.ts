@@ -42,7 +42,7 @@ const alive = (pid: number) => {
   }
 };
 
-/** The printed bootstrap key block (services/api/bootstrap.ts): its only non-JSON lines. */
+/** The printed bootstrap key block (services/core/bootstrap.ts): its only non-JSON lines. */
 const KEY_LINES = [/^$/, /^Axid owner API key \(shown once, keep it safe\):$/, /^ {2}axid_[\w-]+$/];
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

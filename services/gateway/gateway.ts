@@ -89,7 +89,8 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     if (ctx.path !== STREAM_PATH) return next();
     if (ctx.method !== 'GET') return next();
     // Errors here (401, key_expired) are rendered as the JSON envelope.
-    const actor = await authenticate(rt.db, bearerToken(ctx.get('authorization')), rt.access);
+    if (ctx.state.authFailure) throw ctx.state.authFailure;
+    const actor = ctx.state.actor ?? (await authenticate(rt.db, bearerToken(ctx.get('authorization')), rt.access));
     const info = { keyId: actor.keyId, userId: actor.userId, workspaceId: actor.workspaceId };
     const releaseSlot = holdStreamSlot(actor.userId);
     // 'close' comes once the answer is done or the client went away, stream or error.

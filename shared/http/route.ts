@@ -122,7 +122,8 @@ export class RouteTable {
     // authenticate, read the body, validate, run the handler, answer.
     const run = async (ctx: AppContext): Promise<void> => {
       ctx.state.route = pattern;
-      if (needsKey) ctx.state.actor = await authenticate(ctx.state.rt.db, bearerToken(ctx.get('authorization')), ctx.state.rt.access);
+      if (needsKey && ctx.state.authFailure) throw ctx.state.authFailure;
+      if (needsKey) ctx.state.actor ??= await authenticate(ctx.state.rt.db, bearerToken(ctx.get('authorization')), ctx.state.rt.access);
       if (parseBody) await parseBody(ctx, noNext);
       // Strings that cannot be stored and runaway nesting, before any schema sees them.
       checkInput(ctx.params, 'path');

@@ -11,7 +11,7 @@ export async function startGateway(o: Partial<GatewayOptions> = {}) {
   const rt = stack().rt;
   const gateway = createGateway(rt, { databaseUrl: rt.config.databaseUrl, redisUrl: rt.config.redisUrl, ...o });
   await gateway.ready();
-  const { app, limiter } = createApp(rt, { gateway });
+  const app = createApp(rt, { gateway });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -22,7 +22,6 @@ export async function startGateway(o: Partial<GatewayOptions> = {}) {
       await gateway.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
-      limiter.stop();
     },
   };
 }

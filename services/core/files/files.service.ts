@@ -7,7 +7,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Actor } from '../../../shared/auth.js';
 import { AppError, notFound } from '../../../shared/errors.js';
-import { enqueue } from '../../../shared/jobs.js';
+import { recordJob } from '../../../shared/jobs.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { presentFile, type FileRow } from './files.presenter.js';
 import * as store from './files.store.js';
@@ -20,24 +20,28 @@ export const storageKey = (workspaceId: string, fileId: string) => `files/${work
 export const thumbnailKey = (workspaceId: string, fileId: string) => `thumbnails/${workspaceId}/${fileId}.webp`;
 
 /**
- * Streams the upload to storage, then records it as `processing` and hands it
- * to the worker. Nothing is written to the database before the bytes are
+ * Streams the upload to storage, then records it as `processing` with its
+ * job for the worker. Nothing is written to the database before the bytes are
  * stored, so a refused or broken upload leaves no row behind.
  */
 export async function uploadFile(rt: Runtime, actor: Actor, req: IncomingMessage) {
   const id = randomUUID();
   const key = storageKey(actor.workspaceId, id);
   const received = await receiveUpload(req, { s3: rt.s3, bucket: rt.config.s3.bucket, key });
-  const row = await store.insertFile(rt.db, {
-    id,
-    workspace_id: actor.workspaceId,
-    uploader_id: actor.userId,
-    name: received.name,
-    size: received.size,
-    content_type: received.claimedType,
-    storage_key: key,
+  // The job is recorded with the row: the answer never waits for Redis.
+  const row = await rt.db.transaction(async (trx) => {
+    const inserted = await store.insertFile(trx, {
+      id,
+      workspace_id: actor.workspaceId,
+      uploader_id: actor.userId,
+      name: received.name,
+      size: received.size,
+      content_type: received.claimedType,
+      storage_key: key,
+    });
+    await recordJob(trx, 'file.postprocess', { fileId: id });
+    return inserted;
   });
-  await enqueue(rt, 'file.postprocess', { fileId: id });
   return presentFile(row);
 }
 

@@ -3,7 +3,7 @@ import type { Actor } from '../../../shared/auth.js';
 import { recordEvents } from '../../../shared/events.js';
 import { AppError, forbidden, notFound } from '../../../shared/errors.js';
 import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
-import { enqueue } from '../../../shared/jobs.js';
+import { recordJob } from '../../../shared/jobs.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { requireReadable } from '../channels/channels.access.js';
 import { postMessage } from '../messages/messages.service.js';
@@ -120,6 +120,8 @@ export async function postCompat(rt: Runtime, webhookId: string, body: unknown):
   }
   const message = await postAsHook(rt, hook, { content: placeholderContent(post), display: post.display });
   if (post.attachments.length === 0) return;
-  await store.insertPendingRender(rt.db, message.id, post.text, post.attachments);
-  await enqueue(rt, 'webhook.render', { messageId: message.id });
+  await rt.db.transaction(async (trx) => {
+    await store.insertPendingRender(trx, message.id, post.text, post.attachments);
+    await recordJob(trx, 'webhook.render', { messageId: message.id });
+  });
 }
