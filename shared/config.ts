@@ -1,5 +1,6 @@
-// The one configuration loader. Every variable of the contract (§2) is read
-// here, validated at once, and every bad value is reported together.
+// The one configuration loader. Every variable (README.md, "Configuration") is
+// read here, validated at once, and every bad value is reported together. The
+// `Config` type is what the schema outputs, so it is written once.
 import { z } from 'zod';
 
 const ROLE_NAMES = ['api', 'gateway', 'worker'] as const;
@@ -69,7 +70,7 @@ const EnvSchema = z.object({
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
-  // Not in the contract's table: lets several stacks (or test runs) share one Redis.
+  // Lets several stacks (or test runs) share one Redis.
   REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]{1,64}$/, 'must be 1 to 64 of A-Za-z0-9_:.-').default('axid:'),
   S3_ENDPOINT: z.url().optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
@@ -85,50 +86,71 @@ const EnvSchema = z.object({
     .optional(),
   RATE_LIMIT_POINTS: positiveInt(1200),
   RATE_LIMIT_DURATION: positiveInt(60),
-  // Not in the contract's table: how long a file may stay `processing` (or a
-  // compatible post unrendered) before the worker enqueues its job again.
+  // How long a file may stay `processing` (or a compatible post unrendered)
+  // before the worker enqueues its job again.
   JOB_RECONCILE_AFTER: positiveInt(30),
   STREAM_MAX_PER_USER: positiveInt(50),
   TRACKER_HOSTS: commaList('linear.app'),
   CODE_HOSTS: commaList('github.com'),
   CORS_ORIGINS: originList,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // auto (npm start): the embedded stand-ins of shared/embedded.ts take over
+  // when nothing answers; off (image, compose, k8s): a missing store stops the start.
+  EMBEDDED: z.enum(['auto', 'off']).default('auto'),
 });
 
-export interface Config {
-  roles: Role[];
-  port: number;
-  host: string;
-  publicBaseUrl: string;
-  databaseUrl: string;
+// A real S3 store is never spoken to with the embedded server's credentials.
+// `when` lets these run beside other bad values, so all are reported at once.
+const S3_CREDENTIALS = ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const;
+const EnvWithCredentials = S3_CREDENTIALS.reduce(
+  (schema, name) =>
+    schema.refine((e) => e.S3_ENDPOINT === undefined || e[name] !== undefined, {
+      path: [name],
+      message: `is required when S3_ENDPOINT is set (set both ${S3_CREDENTIALS.join(' and ')})`,
+      when: () => true,
+    }),
+  EnvSchema,
+);
+
+const ConfigSchema = EnvWithCredentials.transform((e) => ({
+  roles: e.ROLES,
+  port: e.PORT,
+  host: e.HOST,
+  publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+  databaseUrl: e.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/axid',
   /** True when DATABASE_URL was not set: the embedded PGlite fallback may be used. */
-  databaseUrlIsDefault: boolean;
-  redisUrl: string;
-  redisUrlIsDefault: boolean;
-  redisKeyPrefix: string;
+  databaseUrlIsDefault: e.DATABASE_URL === undefined,
+  redisUrl: e.REDIS_URL ?? 'redis://127.0.0.1:6379',
+  redisUrlIsDefault: e.REDIS_URL === undefined,
+  redisKeyPrefix: e.REDIS_KEY_PREFIX,
   s3: {
-    endpoint: string | undefined;
-    region: string;
-    bucket: string;
-    accessKeyId: string;
-    secretAccessKey: string;
-    forcePathStyle: boolean;
-  };
-  dataDir: string;
+    endpoint: e.S3_ENDPOINT,
+    region: e.S3_REGION,
+    bucket: e.S3_BUCKET,
+    // Only the embedded server (no S3_ENDPOINT) is reached without credentials of our own.
+    accessKeyId: e.S3_ACCESS_KEY_ID ?? 'S3RVER',
+    secretAccessKey: e.S3_SECRET_ACCESS_KEY ?? 'S3RVER',
+    forcePathStyle: e.S3_FORCE_PATH_STYLE,
+  },
+  dataDir: e.DATA_DIR,
   /** Migrate (and bootstrap an empty database) at start; off where a migration Job does it (k8s/base). */
-  migrateOnStart: boolean;
-  bootstrapAdminKey: string | undefined;
-  rateLimit: { points: number; duration: number };
+  migrateOnStart: e.MIGRATE_ON_START,
+  bootstrapAdminKey: e.BOOTSTRAP_ADMIN_KEY,
+  rateLimit: { points: e.RATE_LIMIT_POINTS, duration: e.RATE_LIMIT_DURATION },
   /** Seconds after which unfinished work found in Postgres is enqueued again (services/worker/reconcile.ts). */
-  jobReconcileAfter: number;
+  jobReconcileAfter: e.JOB_RECONCILE_AFTER,
   /** Open event streams one user may hold on one gateway process (services/gateway/gateway.ts). */
-  streamMaxPerUser: number;
-  trackerHosts: string[];
-  codeHosts: string[];
+  streamMaxPerUser: e.STREAM_MAX_PER_USER,
+  trackerHosts: e.TRACKER_HOSTS,
+  codeHosts: e.CODE_HOSTS,
   /** Browser origins allowed to call the API and read the stream (exact matches); empty: no CORS. */
-  corsOrigins: string[];
-  logLevel: string;
-}
+  corsOrigins: e.CORS_ORIGINS,
+  logLevel: e.LOG_LEVEL,
+  /** Whether shared/embedded.ts may start PGlite, redis-server and the S3 server when nothing answers. */
+  embedded: e.EMBEDDED,
+}));
+
+export type Config = z.output<typeof ConfigSchema>;
 
 export class ConfigError extends Error {}
 
@@ -136,39 +158,10 @@ export class ConfigError extends Error {}
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty strings count as unset, as they do in most twelve-factor tools.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = EnvSchema.safeParse(cleaned);
+  const parsed = ConfigSchema.safeParse(cleaned);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
-  const e = parsed.data;
-  return {
-    roles: e.ROLES,
-    port: e.PORT,
-    host: e.HOST,
-    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
-    databaseUrl: e.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/axid',
-    databaseUrlIsDefault: e.DATABASE_URL === undefined,
-    redisUrl: e.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    redisUrlIsDefault: e.REDIS_URL === undefined,
-    redisKeyPrefix: e.REDIS_KEY_PREFIX,
-    s3: {
-      endpoint: e.S3_ENDPOINT,
-      region: e.S3_REGION,
-      bucket: e.S3_BUCKET,
-      accessKeyId: e.S3_ACCESS_KEY_ID ?? 'S3RVER',
-      secretAccessKey: e.S3_SECRET_ACCESS_KEY ?? 'S3RVER',
-      forcePathStyle: e.S3_FORCE_PATH_STYLE,
-    },
-    dataDir: e.DATA_DIR,
-    migrateOnStart: e.MIGRATE_ON_START,
-    bootstrapAdminKey: e.BOOTSTRAP_ADMIN_KEY,
-    rateLimit: { points: e.RATE_LIMIT_POINTS, duration: e.RATE_LIMIT_DURATION },
-    jobReconcileAfter: e.JOB_RECONCILE_AFTER,
-    streamMaxPerUser: e.STREAM_MAX_PER_USER,
-    trackerHosts: e.TRACKER_HOSTS,
-    codeHosts: e.CODE_HOSTS,
-    corsOrigins: e.CORS_ORIGINS,
-    logLevel: e.LOG_LEVEL,
-  };
+  return parsed.data;
 }

@@ -1,5 +1,8 @@
-// Embedded defaults (contract §2): what `npm start` uses on a machine that
-// has no Postgres, Redis or S3 configured. Each choice is logged once.
+// Embedded stand-ins: what `npm start` (EMBEDDED=auto, shared/config.ts) uses
+// on a machine that has no Postgres, Redis or S3 configured. With EMBEDDED=off
+// (infra/Dockerfile, infra/docker-compose.yml, k8s/base) a store that is
+// missing stops the start with a message naming its variable instead, so a pod
+// without S3_ENDPOINT never keeps uploads on its own disk. Each choice is logged once.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
@@ -63,8 +66,20 @@ export async function resolveDependencies(config: Config, log: Logger, probes: P
   }
 }
 
+/** A store that EMBEDDED=off requires and that is not there. */
+export class MissingDependencyError extends Error {}
+
 async function resolveDatabase(config: Config, log: Logger, stops: (() => Promise<void>)[], probe: { host: string; port: number }) {
-  if (!config.databaseUrlIsDefault || (await canConnect(probe.host, probe.port))) {
+  if (config.embedded === 'off') {
+    const u = new URL(config.databaseUrl);
+    const at = config.databaseUrlIsDefault ? probe : { host: u.hostname, port: Number(u.port || 5432) };
+    if (!(await canConnect(at.host, at.port, 3_000))) {
+      throw new MissingDependencyError(
+        `PostgreSQL does not answer at ${at.host}:${at.port} (DATABASE_URL ${config.databaseUrlIsDefault ? 'is not set' : `is ${redact(config.databaseUrl)}`}) and EMBEDDED=off: set DATABASE_URL to a reachable database`,
+      );
+    }
+  }
+  if (config.embedded === 'off' || !config.databaseUrlIsDefault || (await canConnect(probe.host, probe.port))) {
     log.info({ database: redact(config.databaseUrl) }, 'using PostgreSQL');
     return { databaseUrl: config.databaseUrl, embeddedDatabase: false };
   }
@@ -84,12 +99,22 @@ async function resolveDatabase(config: Config, log: Logger, stops: (() => Promis
   return { databaseUrl: `postgres://postgres@127.0.0.1:${port}/postgres`, embeddedDatabase: true };
 }
 
-async function redisAnswers(url: string): Promise<boolean> {
+async function redisAnswers(url: string, timeoutMs?: number): Promise<boolean> {
   const u = new URL(url);
-  return canConnect(u.hostname, Number(u.port || 6379));
+  return canConnect(u.hostname, Number(u.port || 6379), timeoutMs);
 }
 
 async function resolveRedis(config: Config, log: Logger, stops: (() => Promise<void>)[], probeUrl: string) {
+  if (config.embedded === 'off') {
+    const url = config.redisUrlIsDefault ? probeUrl : config.redisUrl;
+    if (!(await redisAnswers(url, 3_000))) {
+      throw new MissingDependencyError(
+        `Redis does not answer at ${redact(url)} (REDIS_URL ${config.redisUrlIsDefault ? 'is not set' : 'is set'}) and EMBEDDED=off: set REDIS_URL to a reachable Redis`,
+      );
+    }
+    log.info({ redis: redact(url) }, 'using Redis');
+    return url;
+  }
   if (!config.redisUrlIsDefault || (await redisAnswers(probeUrl))) {
     log.info({ redis: redact(config.redisUrl) }, 'using Redis');
     return config.redisUrl;
@@ -127,6 +152,9 @@ async function resolveS3(config: Config, log: Logger, stops: (() => Promise<void
   if (config.s3.endpoint) {
     log.info({ endpoint: config.s3.endpoint, bucket: config.s3.bucket }, 'using S3-compatible storage');
     return config.s3.endpoint;
+  }
+  if (config.embedded === 'off') {
+    throw new MissingDependencyError('S3_ENDPOINT is not set and EMBEDDED=off: set S3_ENDPOINT, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (uploads would otherwise stay on this machine\'s disk)');
   }
   const dir = path.resolve(config.dataDir, 's3');
   mkdirSync(dir, { recursive: true });

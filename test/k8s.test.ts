@@ -23,12 +23,12 @@ const OVERLAYS_DIR = join(ROOT, 'k8s', 'overlays');
 const ROLES = ['api', 'gateway', 'worker'] as const;
 const APP_PORT = 3000;
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'ReplicaSet', 'Pod']);
-/** Variables of the contract (§2) plus NODE_ENV; anything else in the config is a typo. */
+/** Variables of shared/config.ts plus NODE_ENV; anything else in the config is a typo. */
 const KNOWN_ENV = new Set([
   'ROLES', 'PORT', 'HOST', 'PUBLIC_BASE_URL', 'DATABASE_URL', 'REDIS_URL', 'REDIS_KEY_PREFIX',
   'S3_ENDPOINT', 'S3_REGION', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE',
   'DATA_DIR', 'BOOTSTRAP_ADMIN_KEY', 'RATE_LIMIT_POINTS', 'RATE_LIMIT_DURATION', 'TRACKER_HOSTS', 'CODE_HOSTS',
-  'LOG_LEVEL', 'MIGRATE_ON_START', 'NODE_ENV',
+  'LOG_LEVEL', 'MIGRATE_ON_START', 'EMBEDDED', 'NODE_ENV',
 ]);
 const SECRET_ENV = ['DATABASE_URL', 'REDIS_URL', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'BOOTSTRAP_ADMIN_KEY'];
 /**
@@ -296,6 +296,8 @@ describe('k8s manifests', function () {
         const data = (configs[0]?.data as Record<string, string> | undefined) ?? {};
         for (const key of Object.keys(data)) expect(KNOWN_ENV.has(key), `ConfigMap key ${key} is a known setting`).to.equal(true);
         for (const key of SECRET_ENV) expect(data, 'no secret in the ConfigMap').to.not.have.property(key);
+        // A pod missing a store stops with a message naming it (shared/embedded.ts), never an embedded stand-in.
+        expect(data.EMBEDDED, 'EMBEDDED in the ConfigMap').to.equal('off');
         for (const name of [...ROLES.map((r) => `axid-${r}`)]) {
           const envFrom = (one(all, 'Deployment', name).spec.template.spec.containers[0].envFrom as Obj[] | undefined) ?? [];
           const refs = envFrom.map((e) => (e.configMapRef ? `cm:${e.configMapRef.name as string}` : `secret:${e.secretRef?.name as string}`));
@@ -561,6 +563,7 @@ describe('container image, compose file and example Secret (static)', function (
     expect(users.length, 'USER in the final stage').to.be.greaterThan(0);
     expect(users[users.length - 1]).to.not.match(/^(root|0)(:|$)/);
     expect(final.join('\n')).to.match(/^ENV\s.*NODE_ENV=production/m);
+    expect(final.join('\n'), 'the image never falls back to embedded stand-ins').to.match(/^ENV\s.*\bEMBEDDED=off\b/m);
     expect(final.join('\n')).to.match(/^EXPOSE\s+3000\b/m);
     const cmd = final.filter((l) => /^CMD\s/i.test(l)).pop() as string;
     const argv = JSON.parse(cmd.replace(/^CMD\s+/i, '')) as string[];
@@ -626,6 +629,7 @@ describe('container image, compose file and example Secret (static)', function (
       for (const key of ['DATABASE_URL', 'REDIS_URL', 'S3_ENDPOINT', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY']) {
         expect(s.environment?.[key], `${role} ${key}`).to.be.a('string').and.not.equal('');
       }
+      expect(s.environment?.EMBEDDED, `${role} EMBEDDED`).to.equal('off');
       expect(s.depends_on?.migrate?.condition).to.equal('service_completed_successfully');
       for (const key of Object.keys(s.environment as Obj)) expect(KNOWN_ENV.has(key), `${role} env ${key}`).to.equal(true);
     }

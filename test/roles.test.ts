@@ -48,6 +48,8 @@ async function startRole(env: ReturnType<typeof testEnv>, roles: string): Promis
       REDIS_URL: c.redisUrl,
       REDIS_KEY_PREFIX: c.redisKeyPrefix,
       S3_ENDPOINT: await s3Endpoint(),
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
       S3_BUCKET: c.s3.bucket,
       DATA_DIR: c.dataDir,
       BOOTSTRAP_ADMIN_KEY: c.bootstrapAdminKey,

@@ -265,6 +265,8 @@ async function main() {
     DATABASE_URL: pgServer.url('axid'),
     REDIS_URL: redis.url,
     S3_ENDPOINT: `http://127.0.0.1:${s3Address.port}`,
+    S3_ACCESS_KEY_ID: 'S3RVER', // s3rver's fixed credentials
+    S3_SECRET_ACCESS_KEY: 'S3RVER',
     DATA_DIR: dataDir,
     BOOTSTRAP_ADMIN_KEY: key,
     RATE_LIMIT_POINTS: '1000000',
