@@ -1,4 +1,4 @@
-// Table-driven tests of the shared content_json / block validator (contract §7).
+// Table-driven tests of the shared content_json / block validator (shared/blocks/validate.ts).
 import { expect } from 'chai';
 import { BLOCK_NAMES, validateContentJson, type BlockRules } from '../shared/blocks/index.js';
 

@@ -348,7 +348,7 @@ describe('k8s manifests', function () {
         const rootRoute = routes.filter((r) => r.path === '/');
         expect(rootRoute, 'a route for /').to.have.length(1);
         expect(rootRoute[0]).to.include({ pathType: 'Prefix', service: 'axid-api' });
-        // Uploads of up to 100 MiB (contract §5) pass nginx (its default body limit is 1m).
+        // Uploads of up to 100 MiB (README.md, "Files") pass nginx (its default body limit is 1m).
         const apiAnnotations = (rootRoute[0]?.ing.metadata.annotations as Record<string, string> | undefined) ?? {};
         const body = apiAnnotations['nginx.ingress.kubernetes.io/proxy-body-size'] ?? '1m';
         const m = /^(\d+)([kmg]?)$/i.exec(body);

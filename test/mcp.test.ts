@@ -1,4 +1,4 @@
-// The companion tool server (contract §8), driven through the SDK's real
+// The companion tool server (services/mcp/README.md), driven through the SDK's real
 // Client over stdio against the test stack.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';

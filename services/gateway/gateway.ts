@@ -1,4 +1,4 @@
-// The gateway role: GET /api/v1/stream as server-sent events (contract §6).
+// The gateway role: GET /api/v1/stream as server-sent events (docs/realtime.md).
 // One Redis reader per process feeds a local routing index (hub.ts); each
 // frame is encoded once per event and written to every connection that may
 // see it, through a bounded per-connection buffer.
@@ -21,7 +21,7 @@ export const STREAM_PATH = '/api/v1/stream';
 export interface GatewayOptions {
   databaseUrl: string;
   redisUrl: string;
-  /** The longest a stream stays silent: then a comment line keeps it open (the contract asks for at most 20 s). */
+  /** The longest a stream stays silent: then a comment line keeps it open (at most 20 s: docs/realtime.md). */
   keepAliveMs?: number;
   /** Bytes a client may fall behind before its stream is cut off. */
   maxQueueBytes?: number;

@@ -1,4 +1,4 @@
-// Props schemas of the 11 stable blocks (contract §7) and the URL rule every
+// Props schemas of the 11 stable blocks (docs/decisions.md, "Block URLs") and the URL rule every
 // URL in a document follows. Pure: no I/O, no config; card hosts are checked in
 // validate.ts because they come from the caller's rules.
 import { z } from 'zod';

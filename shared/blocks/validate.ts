@@ -1,4 +1,4 @@
-// The one validator of `content_json` documents (contract §7), shared by the
+// The one validator of `content_json` documents (docs/decisions.md, "Block URLs"), shared by the
 // API, the worker and the tool server. Pure: the allowed card hosts and the
 // available blocks come in through `rules`.
 //

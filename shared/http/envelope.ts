@@ -31,7 +31,7 @@ export const listJson = (page: JsonPage) => {
   return new JsonText(`{"data":${page.data},"pagination":${JSON.stringify(pagination(nextCursor))}}`);
 };
 
-/** Query schema of every list endpoint (contract §5). */
+/** Query schema of every list endpoint (cursor and limit: README.md, "The API in brief"). */
 export const PageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().min(1).max(200).optional(),

@@ -89,18 +89,18 @@ export async function listMembers(db: Knex, actor: Actor, channelId: string, q: 
   return pageOf(rows, q.limit, (r) => presentMember(r.member, r.user));
 }
 
-/** The seven rules of "Adding a member" in the interface document. */
+/** Adds a member, checking in this order (docs/decisions.md, "Channels and members"). */
 export async function addMember(db: Knex, actor: Actor, channelId: string, userId: string) {
-  // Rule 4: a non-member of a private channel gets the same 404 as for a missing one.
+  // A non-member of a private channel gets the same 404 as for a missing one.
   const { channel, isMember } = await requireReadable(db, actor, channelId);
-  // Rules 2 and 3 (a non-member of a private channel never gets past rule 4).
+  // Only members add others to a private channel (a non-member never gets past the 404 above).
   if (!canAddMember(channel, isMember)) throw forbidden('only members of a private channel add others to it');
   return db.transaction(async (trx) => {
-    // Rule 6: the target must be an active member of this workspace.
+    // The target must be an active member of this workspace.
     const user = await findActiveUser(trx, actor.workspaceId, userId);
     if (!user) throw notFound('User');
     const member = await store.insertMember(trx, { channel_id: channel.id, user_id: user.id, workspace_id: actor.workspaceId });
-    // Rule 7.
+    // Already a member: 409 already_member.
     if (!member) throw new AppError('already_member', 'the user is already a member of this channel');
     await recordEvents(trx, [
       {
@@ -109,7 +109,7 @@ export async function addMember(db: Knex, actor: Actor, channelId: string, userI
         data: { channel_id: channel.id, user_id: user.id, user: presentUser(user) },
       },
     ]);
-    // Rule 1: 201 with the ChannelMember record.
+    // 201 with the ChannelMember record.
     return presentMember(member, user);
   });
 }

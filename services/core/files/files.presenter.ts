@@ -19,7 +19,7 @@ export interface FileRow {
   created_at: Date;
 }
 
-/** The File object (contract §4); sha256 only once the worker has made it ready. */
+/** The File object (its schema is the OpenAPI document's, services/api/openapi.ts); sha256 only once the worker has made it ready. */
 export const FileSchema = named(
   'File',
   z.strictObject({

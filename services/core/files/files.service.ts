@@ -13,7 +13,7 @@ import { presentFile, type FileRow } from './files.presenter.js';
 import * as store from './files.store.js';
 import { receiveUpload } from './files.upload.js';
 
-/** Presigned download links live at most 15 minutes (contract §4). */
+/** Presigned download links live at most 15 minutes (README.md, "Files"). */
 export const DOWNLOAD_URL_SECONDS = 15 * 60;
 
 export const storageKey = (workspaceId: string, fileId: string) => `files/${workspaceId}/${fileId}`;

@@ -8,7 +8,7 @@ import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { AppError } from '../../../shared/errors.js';
 
-/** 100 MB, the interface document's limit (contract §5: 104,857,600 bytes). */
+/** 100 MB, 104,857,600 bytes: the upload limit (README.md, "Files"). */
 export const MAX_FILE_BYTES = 104_857_600;
 
 // After refusing an upload the rest of the body is read and thrown away for

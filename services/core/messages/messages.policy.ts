@@ -1,6 +1,6 @@
 import type { Actor } from '../../../shared/auth.js';
 
-// Pure permission rules for messages (contract §5), unit-tested without I/O.
+// Pure permission rules for messages (docs/decisions.md, "Messages"), unit-tested without I/O.
 
 const isAdmin = (actor: Actor) => actor.role === 'owner' || actor.role === 'admin';
 

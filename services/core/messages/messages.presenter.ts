@@ -88,7 +88,7 @@ export const MessageSchema = named(
 
 export type MessageObject = z.infer<typeof MessageSchema>;
 
-/** The Message object (contract §4), plus `display` and `webhook_id` for webhook posts. */
+/** The Message object (its schema is the OpenAPI document's, services/api/openapi.ts), plus `display` and `webhook_id` for webhook posts. */
 export const presentMessage = (row: MessageRow, reactions: ReactionSummary[] = []): MessageObject => ({
   id: row.id,
   channel_id: row.channel_id,

@@ -1,6 +1,6 @@
 import type { Actor, WorkspaceRole } from '../../../shared/auth.js';
 
-// Pure permission rules (contract §3), unit-tested without I/O.
+// Pure permission rules (who may what: docs/decisions.md), unit-tested without I/O.
 
 export const isAdmin = (actor: Actor) => actor.role === 'owner' || actor.role === 'admin';
 

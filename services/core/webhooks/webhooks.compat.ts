@@ -1,4 +1,4 @@
-// The chat-platform-compatible payload (contract §5): what is read from it,
+// The chat-platform-compatible payload (docs/webhooks.md): what is read from it,
 // what counts as "something to show", and how attachments are rendered as
 // quoted text and quote blocks. Pure functions, no I/O: the server never
 // fetches any URL a payload contains.

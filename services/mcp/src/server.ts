@@ -1,4 +1,4 @@
-// The companion tool server (contract §8): exactly five tools, each with a
+// The companion tool server (services/mcp/README.md): exactly five tools, each with a
 // zod input schema, an output schema and JSON results.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AxidApi, apiSettingsFromEnv, type ApiSettings } from './api.js';
