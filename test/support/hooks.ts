@@ -1,20 +1,27 @@
+import path from 'node:path';
 import { recordedResponses } from './client.js';
 import { leftRunning, snapshot } from './leaks.js';
 import { checkResponses } from './openapi-responses.js';
 import { startSharedStack, stopSharedStack } from './stack.js';
 
-// Mocha root hooks: one stack for the whole run. At its end, every response
-// the run received must match the OpenAPI document (./openapi-responses.ts),
-// and nothing the tests started may be left: no child process, no listening
+// Mocha root hooks: one stack for the whole run, unless the run holds only
+// unit tests (test/unit/: no I/O). At its end, every response the run
+// received must match the OpenAPI document (./openapi-responses.ts), and
+// nothing the tests started may be left: no child process, no listening
 // server (./leaks.ts); tests remove what they start, and mocha exits on its own.
 
 let before = snapshot();
+
+const UNIT_DIR = `${path.sep}test${path.sep}unit${path.sep}`;
+
+/** The files of the suites mocha loaded (each top-level describe knows its file). */
+const loadedFiles = (root: Mocha.Suite | undefined) => [...(root?.suites ?? []), ...(root?.tests ?? [])].map((x) => x.file ?? '');
 
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
     this.timeout(60_000);
     before = snapshot();
-    await startSharedStack();
+    if (loadedFiles(this.test?.parent).some((file) => !file.includes(UNIT_DIR))) await startSharedStack();
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(30_000);
