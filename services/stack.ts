@@ -24,6 +24,7 @@ import { StreamReader } from '../shared/stream-reader.js';
 import { createRedis, keys } from '../shared/redis.js';
 import type { Runtime } from '../shared/runtime.js';
 import { apiRoutes } from './api/routes.js';
+import { webApp } from './api/web-app.js';
 import { bootstrapWorkspace } from './api/bootstrap.js';
 import { createGateway } from './gateway/gateway.js';
 import { startWorker } from './worker/worker.js';
@@ -120,6 +121,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   if (gateway) app.use(gateway.middleware);
   if (roles.has('api')) {
     app.use(apiRoutes().router.routes());
+    app.use(webApp({ imageOrigins: [deps.s3Endpoint] }));
   }
   app.use(async () => {
     throw new AppError('not_found', 'no such route: see /api/v1/openapi.json');
