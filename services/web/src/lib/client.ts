@@ -168,6 +168,11 @@ export class AxidClient {
     this.stream.start();
   }
 
+  /** The browser went offline. */
+  dropStream() {
+    this.stream?.dropNow();
+  }
+
   /** The browser is online again or the tab woke up. */
   reconnectNow() {
     this.stream?.reconnectNow();

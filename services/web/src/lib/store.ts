@@ -135,6 +135,7 @@ export class Store {
   resetTimeline(key: string, page: Message[], pagination: { next_cursor: string | null; has_more: boolean }) {
     const t = this.timeline(key);
     const keep = t.ids.filter((id) => this.messages.get(id)?.state !== 'sent');
+    for (const id of t.ids) if (!keep.includes(id)) this.messages.delete(id);
     t.ids = keep;
     t.loaded = false;
     this.addPage(key, page, pagination, false);

@@ -2,7 +2,8 @@
 // be sent (EventSource cannot). Any byte (keep-alive comments included) resets
 // a watchdog; on a drop it reconnects with full-jitter backoff (1 s to 30 s,
 // honouring 429 Retry-After, reset by a fresh `init`), at once when the
-// browser comes back online; a 401 stops it and signs out.
+// browser comes back online, and drops at once when it goes offline; a 401
+// stops it and signs out.
 import { SseParser } from './sse.js';
 
 export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'stopped';
@@ -52,6 +53,12 @@ export class LiveStream {
     this.clearTimers();
     this.abort?.abort();
     void this.connect();
+  }
+
+  /** The browser went offline: drop the connection now (a dead socket may take minutes to notice) and retry with backoff. */
+  dropNow() {
+    if (!this.running) return;
+    this.abort?.abort();
   }
 
   /** The delay before reconnect attempt `attempt` (0-based): full jitter on 1 s x 2^n, capped. */

@@ -38,10 +38,12 @@ export function App() {
       (err) => (setError(errorMessage(err)), setReady(true)),
     );
     const online = () => client.reconnectNow();
+    const offline = () => client.dropStream();
+    window.addEventListener('offline', offline);
     const visible = () => document.visibilityState === 'visible' && client.reconnectNow();
     window.addEventListener('online', online);
     document.addEventListener('visibilitychange', visible);
-    return () => (window.removeEventListener('online', online), document.removeEventListener('visibilitychange', visible));
+    return () => (window.removeEventListener('online', online), window.removeEventListener('offline', offline), document.removeEventListener('visibilitychange', visible));
   }, []);
 
   if (!ready) return <div class="empty" role="status">Loading…</div>;
