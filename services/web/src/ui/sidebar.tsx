@@ -54,7 +54,7 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings }: {
         Jump to… <kbd>Ctrl K</kbd>
       </button>
       <h2>
-        Channels <button class="icon" aria-label="Create a channel" title="Create a channel" onClick={onCreate}>＋</button>
+        Channels <button class="icon" aria-label="Create a channel" title="Create a channel" onClick={onCreate}>+</button>
       </h2>
       <ul>
         {tops.flatMap((c) => [item(c), ...mine.filter((sub) => sub.parent_channel_id === c.id).map((sub) => item(sub, true))])}
