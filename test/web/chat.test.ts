@@ -129,6 +129,9 @@ describe('web app: chat in the browser', function () {
     const bot = await ws.user({ is_agent: true });
     const ch = await channelWith(ws, {}, [bot.id]);
     const block = (name: string, props: Record<string, unknown>) => ({ type: `block_${name}`, attrs: { blockName: name, version: 1, props } });
+    const first = await ws.owner.post(`/api/v1/channels/${ch.id}/messages`, { content: 'Shipping **build 42** to production now :rocket:' });
+    await bot.client.post(`/api/v1/channels/${ch.id}/messages`, { content: 'On it.', thread_id: first.body.data.id });
+    await ws.owner.post(`/api/v1/channels/${ch.id}/messages/${first.body.data.id}/reactions`, { emoji: '🚀' });
     const posted = await bot.client.post(`/api/v1/channels/${ch.id}/messages`, {
       content: 'Deploy finished',
       metadata: { type: 'deploy.finished', data: { build: 42, ok: true } },
@@ -150,9 +153,11 @@ describe('web app: chat in the browser', function () {
       },
     });
     expect(posted.status, JSON.stringify(posted.body)).to.equal(201);
-    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`, { width: 1280, height: 1000 });
     const m = message(app.page, 'Deploy 42');
     await m.waitFor();
+    await app.page.mouse.move(5, 990);
+    await screenshot(app.page, 'channel');
     const logs = m.getByRole('link', { name: 'View logs' });
     expect(await logs.getAttribute('target')).to.equal('_blank');
     expect(await logs.getAttribute('rel')).to.include('noopener');

@@ -35,6 +35,14 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
     atBottom.current = true;
     lastKey.current = null;
     setNewCount(0);
+    if (inThread) return;
+    // Opening a conversation reads it; while its end is on screen, new messages count as read.
+    store.viewing = { id: conversationId, atBottom: true };
+    store.markRead(conversationId);
+    store.changed();
+    return () => {
+      if (store.viewing?.id === conversationId) store.viewing = null;
+    };
   }, [timelineKey]);
 
   useEffect(() => setPrepending(false), [rows.length]);
@@ -45,7 +53,7 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
     atBottom.current = offset + h.viewportSize >= h.scrollSize - 10;
     if (atBottom.current) {
       setNewCount(0);
-      if (!inThread && document.hasFocus()) {
+      if (!inThread) {
         store.viewing = { id: conversationId, atBottom: true };
         if (store.unreadCount(conversationId)) {
           store.markRead(conversationId);
