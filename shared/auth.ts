@@ -3,7 +3,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from './db/knex.js';
 import type { AccessCache } from './access-cache.js';
+import { z } from 'zod';
 import { AppError } from './errors.js';
+import { Timestamp, named } from './http/responses.js';
 
 export type WorkspaceRole = 'owner' | 'admin' | 'member';
 
@@ -75,7 +77,21 @@ export interface ApiKeyRow {
   revoked_at: Date | null;
 }
 
-export const presentApiKey = (row: ApiKeyRow) => ({
+export const ApiKeySchema = named(
+  'ApiKey',
+  z.strictObject({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string().describe('The first characters of the key, to recognise it'),
+    created_at: Timestamp,
+    expires_at: Timestamp.nullable(),
+  }),
+);
+
+/** A key as issued: the secret is shown in this response only. */
+export const IssuedApiKeySchema = named('IssuedApiKey', ApiKeySchema.extend({ key: z.string().describe('The secret; shown once') }));
+
+export const presentApiKey = (row: ApiKeyRow): z.infer<typeof ApiKeySchema> => ({
   id: row.id,
   name: row.name,
   prefix: row.prefix,
@@ -90,7 +106,7 @@ export const presentApiKey = (row: ApiKeyRow) => ({
 export async function issueApiKey(
   db: Db,
   o: { workspaceId: string; userId: string; name: string; expiresAt?: Date | null; key?: string },
-): Promise<ReturnType<typeof presentApiKey> & { key: string }> {
+): Promise<z.infer<typeof IssuedApiKeySchema>> {
   const material = o.key ? describeKey(o.key) : generateApiKey();
   const [row] = await db<ApiKeyRow>('api_keys')
     .insert({

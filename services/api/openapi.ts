@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { ERROR_STATUS } from '../../shared/errors.js';
+import { ERROR_STATUS, type ErrorCode } from '../../shared/errors.js';
+import { namedSchemas, schemaName } from '../../shared/http/responses.js';
 import { RouteTable, type RouteSpec } from '../../shared/http/route.js';
 import { FEATURE_LEVEL } from '../../shared/http/request-context.js';
 
@@ -27,7 +28,8 @@ function parameters(schema: z.ZodType | undefined, where: 'path' | 'query') {
   }));
 }
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const SCHEMAS = '#/components/schemas/';
+const ref = (name: string) => ({ $ref: `${SCHEMAS}${name}` });
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
 const SERVICE_HEADERS = {
@@ -37,24 +39,90 @@ const SERVICE_HEADERS = {
   'X-RateLimit-Reset': headerRef('RateLimitReset'),
 };
 
-function operation(spec: RouteSpec, fullPath: string) {
-  const json = () => ({
-    description: 'Success',
-    headers: SERVICE_HEADERS,
-    content: fullPath.startsWith('/hooks/compat')
-      ? { 'text/plain': { schema: { type: 'string', const: 'ok' } } }
-      : { 'application/json': { schema: ref(spec.method === 'get' && isList(spec) ? 'ListEnvelope' : 'DataEnvelope') } },
-  });
-  const success: Record<string, unknown> = {};
-  for (const status of [spec.status ?? (spec.method === 'delete' ? 204 : 200), ...(spec.alsoStatus ?? [])]) {
-    success[String(status)] = status === 204 ? { description: 'Done', headers: SERVICE_HEADERS } : json();
-  }
-  const errors = Object.fromEntries(
-    [...new Set(Object.values(ERROR_STATUS))].map((code) => [
-      String(code),
-      { description: 'Error', headers: SERVICE_HEADERS, content: { 'application/json': { schema: ref('Error') } } },
-    ]),
+/** Every tag, in the order the reference page shows them. */
+const TAGS = [
+  { name: 'Workspace', description: 'The workspace of the API key, its settings and members' },
+  { name: 'Users and agents', description: 'People and AI agents; creating one returns its first API key once' },
+  { name: 'API keys', description: "The caller's own keys" },
+  { name: 'Channels', description: 'Public and private channels and their members' },
+  { name: 'Messages', description: 'Messages, threads and reactions in a channel' },
+  { name: 'Direct messages', description: 'Conversations between 2 to 9 users, and their messages' },
+  { name: 'Interactions', description: 'Button actions on message cards' },
+  { name: 'Files', description: 'Uploads, checked by the worker, and their download addresses' },
+  { name: 'Webhooks', description: 'Incoming webhooks: managing them with a key, posting to them without one' },
+  { name: 'Stream', description: 'Server-sent events, served by the gateway role' },
+  { name: 'Reference', description: 'This document and its reference page' },
+];
+
+/**
+ * Errors every route may answer, and the ones its declaration implies; the
+ * route's own `errors` add the rest. The response check (test/support/
+ * openapi-responses.ts) fails on any status a route answers that is not listed.
+ */
+function impliedErrors(spec: RouteSpec): ErrorCode[] {
+  const codes: ErrorCode[] = [];
+  if ((spec.auth ?? 'key') === 'key') codes.push('unauthorized', 'key_expired');
+  if (spec.params || spec.query || spec.body) codes.push('validation_error');
+  if (spec.params) codes.push('not_found');
+  // A body of another media type reads as {} and fails validation (400); an
+  // upload (rawBody) names its own errors.
+  if (spec.body && !spec.rawBody) codes.push('payload_too_large');
+  codes.push('rate_limited', 'internal_error', 'service_unavailable');
+  return codes;
+}
+
+/**
+ * An operation's error responses by status, each a `$ref` to a shared one in
+ * `components.responses` named after its codes (`UnauthorizedOrKeyExpired`),
+ * which `shared` collects.
+ */
+function errorResponses(codes: ErrorCode[], shared: Map<string, JsonSchema>) {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  return Object.fromEntries(
+    [...byStatus.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([status, list]) => {
+        const name = list.map((c) => c.replace(/(?:^|_)(.)/g, (_, ch: string) => ch.toUpperCase())).join('Or');
+        shared.set(name, {
+          description: `Error with code ${list.map((c) => `\`${c}\``).join(' or ')}`,
+          // The codes in machine-readable form: the response check holds answers to them.
+          'x-error-codes': list,
+          headers: SERVICE_HEADERS,
+          content: { 'application/json': { schema: ref('Error') } },
+        });
+        return [String(status), { $ref: `#/components/responses/${name}` }];
+      }),
   );
+}
+
+const successStatuses = (spec: RouteSpec) =>
+  spec.succeeds === false ? [] : [spec.status ?? (spec.response || spec.produces ? 200 : 204), ...(spec.alsoStatus ?? [])];
+
+/** Prose for routes that bring none: who may call, what comes back. */
+function describe(spec: RouteSpec, bodies: Map<z.ZodType, JsonSchema>): string {
+  const who = (spec.auth ?? 'key') === 'key' ? 'Needs an API key.' : 'Needs no key.';
+  if (spec.succeeds === false) return `${spec.summary}. ${who} Answers only errors.`;
+  const body = spec.response ? bodies.get(spec.response)! : undefined;
+  const data = (body?.properties as JsonSchema | undefined)?.data as JsonSchema | undefined;
+  const what = spec.response
+    ? ` with ${body?.$ref ? `\`${String(body.$ref).slice(SCHEMAS.length)}\`` : data?.$ref ? `\`{data: ${String(data.$ref).slice(SCHEMAS.length)}}\`` : 'a JSON object'}`
+    : spec.produces
+      ? ` with ${spec.produces.join(' or ')}`
+      : ' with no body';
+  return `${spec.summary}. ${who} Answers ${successStatuses(spec).join(' or ')}${what}.`;
+}
+
+function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, JsonSchema>, errors: Map<string, JsonSchema>) {
+  const success: Record<string, unknown> = {};
+  for (const status of successStatuses(spec)) {
+    const content = spec.response
+      ? { 'application/json': { schema: bodies.get(spec.response) } }
+      : spec.produces
+        ? Object.fromEntries(spec.produces.map((type) => [type, { schema: { type: 'string' } }]))
+        : undefined;
+    success[String(status)] = { description: status === 201 ? 'Created' : content ? 'Success' : 'Done', headers: SERVICE_HEADERS, ...(content ? { content } : {}) };
+  }
   const bodyContent: Record<string, unknown> = {};
   if (spec.body) {
     if (spec.rawBody) bodyContent['multipart/form-data'] = { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary' } } } };
@@ -65,37 +133,85 @@ function operation(spec: RouteSpec, fullPath: string) {
   }
   return {
     summary: spec.summary,
+    description: spec.description ?? describe(spec, bodies),
     tags: [spec.tag],
     operationId: `${spec.method}${fullPath.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     security: (spec.auth ?? 'key') === 'key' ? [{ bearer: [] }] : [],
     parameters: [...parameters(spec.params, 'path'), ...parameters(spec.query, 'query')],
     ...(spec.body ? { requestBody: { required: true, content: bodyContent } } : {}),
-    responses: { ...success, ...errors },
+    responses: { ...success, ...errorResponses([...impliedErrors(spec), ...(spec.errors ?? [])], errors) },
   };
 }
 
-const isList = (spec: RouteSpec) => {
-  const shape = (spec.query as z.ZodObject | undefined)?.shape;
-  return Boolean(shape && 'cursor' in shape);
-};
+/**
+ * The named response schemas (shared/http/responses.ts) as `components.schemas`,
+ * and each route's response body as JSON Schema referring to them. One zod
+ * registry converts them together, so a named schema inside a body becomes a `$ref`.
+ */
+function responseSchemas(specs: RouteSpec[]) {
+  const registry = z.registry<{ id: string }>();
+  for (const [name, schema] of namedSchemas) registry.add(schema, { id: name });
+  const inline = new Map<z.ZodType, string>();
+  for (const spec of specs) {
+    if (!spec.response || schemaName(spec.response) || inline.has(spec.response)) continue;
+    const id = `~body${inline.size}`;
+    inline.set(spec.response, id);
+    registry.add(spec.response, { id });
+  }
+  const { schemas } = z.toJSONSchema(registry, {
+    io: 'output',
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+    uri: (id) => `${SCHEMAS}${id}`,
+    // Presenters hand Date objects to JSON.stringify, which writes ISO 8601 strings.
+    override: (ctx) => {
+      if (ctx.zodSchema._zod.def.type === 'date') {
+        ctx.jsonSchema.type = 'string';
+        ctx.jsonSchema.format = 'date-time';
+      }
+    },
+  }) as { schemas: Record<string, JsonSchema> };
+  for (const json of Object.values(schemas)) {
+    delete json.$schema;
+    delete json.$id;
+  }
+  const bodies = new Map<z.ZodType, JsonSchema>();
+  for (const spec of specs) {
+    if (!spec.response) continue;
+    const name = schemaName(spec.response);
+    bodies.set(spec.response, name ? ref(name) : schemas[inline.get(spec.response)!]!);
+  }
+  const components = Object.fromEntries(
+    Object.keys(schemas)
+      .filter((id) => !id.startsWith('~'))
+      .sort()
+      .map((id) => [id, schemas[id]!]),
+  );
+  return { bodies, components };
+}
 
-export function buildOpenApi(tables: RouteTable[], baseUrl: string) {
+/** The document, built from the route tables alone (no server, no config): the same bytes every time. */
+export function buildOpenApi(tables: RouteTable[]) {
+  const specs = tables.flatMap((table) => table.specs);
+  const { bodies, components } = responseSchemas(specs);
+  const errors = new Map<string, JsonSchema>();
   const paths: Record<string, Record<string, unknown>> = {};
   for (const table of tables) {
     for (const spec of table.specs) {
       const fullPath = table.prefix + spec.path;
-      (paths[fullPath] ??= {})[spec.method] = operation(spec, fullPath);
+      (paths[fullPath] ??= {})[spec.method] = operation(spec, fullPath, bodies, errors);
     }
   }
   paths['/api/v1/stream'] = {
     get: {
-      summary: 'Server-sent events stream (served by the gateway role)',
+      summary: 'Server-sent events stream',
+      description: 'Served by the gateway role. Needs an API key. Answers 200 with text/event-stream: an `init` event first, then events as they happen.',
       tags: ['Stream'],
       operationId: 'getApiV1Stream',
       security: [{ bearer: [] }],
       responses: {
-        '200': { description: 'text/event-stream: `init` first, then events', headers: SERVICE_HEADERS, content: { 'text/event-stream': { schema: { type: 'string' } } } },
-        '401': { description: 'Error', content: { 'application/json': { schema: ref('Error') } } },
+        '200': { description: 'The event stream', headers: SERVICE_HEADERS, content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        ...errorResponses(['unauthorized', 'key_expired', 'rate_limited', 'internal_error', 'service_unavailable'], errors),
       },
     },
   };
@@ -106,45 +222,26 @@ export function buildOpenApi(tables: RouteTable[], baseUrl: string) {
       version: `feature-level-${FEATURE_LEVEL}`,
       description: 'Workspace chat for people and AI agents. Every response carries `X-Service-Feature-Level`.',
     },
-    servers: [{ url: baseUrl }],
+    // Relative: the page at /docs and generated clients call the host that served the document.
+    servers: [{ url: '/', description: 'The host serving this document' }],
+    tags: TAGS,
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An Axid API key' } },
       headers: {
-        FeatureLevel: { schema: { type: 'integer' }, description: 'Monotonically increasing feature level (currently 2)' },
+        FeatureLevel: { schema: { type: 'integer' }, description: `Monotonically increasing feature level (currently ${FEATURE_LEVEL})` },
         RateLimitLimit: { schema: { type: 'integer' }, description: 'Requests allowed per window' },
         RateLimitRemaining: { schema: { type: 'integer' }, description: 'Requests left in the current window' },
         RateLimitReset: { schema: { type: 'integer' }, description: 'Unix time (seconds) when the window resets' },
       },
-      schemas: {
-        DataEnvelope: { type: 'object', required: ['data'], properties: { data: {} } },
-        ListEnvelope: {
-          type: 'object',
-          required: ['data', 'pagination'],
-          properties: {
-            data: { type: 'array', items: {} },
-            pagination: {
-              type: 'object',
-              required: ['next_cursor', 'has_more'],
-              properties: { next_cursor: { type: ['string', 'null'] }, has_more: { type: 'boolean' } },
-            },
-          },
-        },
-        Error: {
-          type: 'object',
-          required: ['error'],
-          properties: {
-            error: {
-              type: 'object',
-              required: ['code', 'message'],
-              properties: { code: { type: 'string', enum: Object.keys(ERROR_STATUS) }, message: { type: 'string' } },
-            },
-          },
-        },
-      },
+      schemas: components,
+      responses: Object.fromEntries([...errors.keys()].sort().map((name) => [name, errors.get(name)!])),
     },
   };
 }
+
+/** Any OpenAPI document: an object with its version. */
+const OpenApiDocument = z.looseObject({ openapi: z.string() });
 
 const require = createRequire(import.meta.url);
 const swaggerDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -168,19 +265,35 @@ const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/api/v1/openapi.json', do
 /** `/api/v1/openapi.json` and the `/docs` reference page, served from npm packages. */
 export function docsRoutes(tables: RouteTable[], router: RouteTable['router']): RouteTable {
   const docs = new RouteTable('', router);
-  let cached: unknown = null;
+  let cached: ReturnType<typeof buildOpenApi> | null = null;
   const assets = new Map<string, Buffer>();
   docs
-    .add({ method: 'get', path: '/api/v1/openapi.json', summary: 'This OpenAPI 3.1 document', tag: 'Reference', auth: 'none' }, ({ rt }) => {
-      cached ??= buildOpenApi([...tables, docs], rt.config.publicBaseUrl);
-      return cached;
-    })
-    .add({ method: 'get', path: '/docs', summary: 'API reference page', tag: 'Reference', auth: 'none' }, ({ ctx }) => {
+    .add(
+      {
+        method: 'get',
+        path: '/api/v1/openapi.json',
+        summary: 'This OpenAPI 3.1 document',
+        description: 'This document, built from the route declarations the API validates and answers with. Needs no key. Answers 200 with the document.',
+        tag: 'Reference',
+        auth: 'none',
+        response: OpenApiDocument,
+      },
+      () => (cached ??= buildOpenApi([...tables, docs])),
+    )
+    .add({ method: 'get', path: '/docs', summary: 'API reference page', tag: 'Reference', auth: 'none', produces: ['text/html'] }, ({ ctx }) => {
       ctx.type = 'text/html; charset=utf-8';
       return DOCS_PAGE;
     })
     .add(
-      { method: 'get', path: '/docs/assets/{asset}', summary: 'Reference page assets', tag: 'Reference', auth: 'none', params: z.object({ asset: z.string() }) },
+      {
+        method: 'get',
+        path: '/docs/assets/{asset}',
+        summary: 'Reference page assets',
+        tag: 'Reference',
+        auth: 'none',
+        params: z.object({ asset: z.string() }),
+        produces: ['text/css', 'application/javascript'],
+      },
       ({ ctx, params }) => {
         if (params.asset === 'init.js') {
           ctx.type = 'application/javascript; charset=utf-8';

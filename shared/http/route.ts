@@ -5,19 +5,39 @@ import { koaBody } from 'koa-body';
 import type { Next } from 'koa';
 import { z } from 'zod';
 import { authenticate, bearerToken, type Actor } from '../auth.js';
-import { AppError } from '../errors.js';
+import { AppError, type ErrorCode } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import type { AppContext, AppState } from './context.js';
 import { JsonText } from './envelope.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
-export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
+export interface RouteSpec<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+  R extends z.ZodType | undefined = z.ZodType | undefined,
+> {
   method: Method;
   /** OpenAPI-style path relative to the table's prefix: `/channels/{channel_id}`. */
   path: string;
   summary: string;
+  /** Longer prose for the document; without it the document describes the route from its declaration. */
+  description?: string;
   tag: string;
+  /**
+   * The JSON body of the success status(es), `dataOf(X)` or `listOf(X)` from
+   * shared/http/responses.ts; the handler's result is typed by it. None: 204,
+   * or a body of media type `produces`.
+   */
+  response?: R;
+  /** Media type of a success body that is not JSON (the reference page, the compatible webhook's `ok`); the document describes it as a string. */
+  produces?: string[];
+  /**
+   * Error codes this route answers besides the ones its declaration implies
+   * (services/api/openapi.ts `impliedErrors`: a key → 401, input → 400, ...).
+   */
+  errors?: ErrorCode[];
   /** `key` (default): Bearer API key required; `none`: public (webhook posting). */
   auth?: 'key' | 'none';
   params?: P;
@@ -25,6 +45,8 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
   body?: B;
   /** Success status; 204 when the handler returns nothing. */
   status?: number;
+  /** false: the route answers only errors (POST /interactions/actions, 501 until button actions exist). */
+  succeeds?: false;
   /** Other success statuses the handler may answer with `Reply` (documented too). */
   alsoStatus?: number[];
   /** Body media types accepted besides JSON (the compatible webhook takes forms). */
@@ -43,16 +65,18 @@ export interface RouteRequest<P, Q, B> {
   actor: Actor;
 }
 
-type Handler<P, Q, B> = (req: RouteRequest<P, Q, B>) => unknown | Promise<unknown>;
+/** What a handler returns: the declared body, one already rendered, a `Reply`, or nothing (204). */
+type Result<R> = R extends z.ZodType ? z.infer<R> | JsonText | Reply<z.infer<R>> : unknown;
+type Handler<P, Q, B, R> = (req: RouteRequest<P, Q, B>) => Result<R> | Promise<Result<R>>;
 
 const JSON_LIMIT = '1mb';
 const noNext = async () => {};
 
 /** A handler result whose status depends on the outcome (201 created, 200 already there). */
-export class Reply {
+export class Reply<T = unknown> {
   constructor(
     readonly status: number,
-    readonly body: unknown,
+    readonly body: T,
   ) {}
 }
 
@@ -87,9 +111,9 @@ export class RouteTable {
     readonly router: Router<AppState>,
   ) {}
 
-  add<P extends z.ZodType = z.ZodObject<{}>, Q extends z.ZodType = z.ZodObject<{}>, B extends z.ZodType = z.ZodUnknown>(
-    spec: RouteSpec<P, Q, B>,
-    handler: Handler<z.infer<P>, z.infer<Q>, z.infer<B>>,
+  add<P extends z.ZodType = z.ZodObject<{}>, Q extends z.ZodType = z.ZodObject<{}>, B extends z.ZodType = z.ZodUnknown, R extends z.ZodType | undefined = undefined>(
+    spec: RouteSpec<P, Q, B, R>,
+    handler: Handler<z.infer<P>, z.infer<Q>, z.infer<B>, R>,
   ): this {
     this.specs.push(spec as unknown as RouteSpec);
     const koaPath = this.prefix + spec.path.replace(/\{(\w+)\}/g, ':$1');

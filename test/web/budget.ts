@@ -86,7 +86,8 @@ async function main() {
 
     // Live: the page notes when each new message appears; the poster notes when each POST started.
     await app.page.evaluate(() => {
-      const seen = ((window as unknown as { __seen: Record<string, number> }).__seen = {});
+      const seen: Record<string, number> = {};
+      (window as unknown as { __seen: Record<string, number> }).__seen = seen;
       new MutationObserver(() => {
         for (const el of document.querySelectorAll('article.message[data-message-id]')) {
           const id = el.getAttribute('data-message-id')!;

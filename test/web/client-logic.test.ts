@@ -27,6 +27,8 @@ function msg(o: Partial<Message> & { id?: string } = {}): Message {
     reactions: [],
     card_origin: null,
     mentioned_user_ids: [],
+    display: null,
+    webhook_id: null,
     created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(),
     edited_at: null,
     ...o,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { issueApiKey, presentApiKey, type ApiKeyRow } from '../../../../shared/auth.js';
+import { ApiKeySchema, IssuedApiKeySchema, issueApiKey, presentApiKey, type ApiKeyRow } from '../../../../shared/auth.js';
+import { dataOf, listOf } from '../../../../shared/http/responses.js';
 import { isUuid } from '../../../../shared/ids.js';
 import { notFound } from '../../../../shared/errors.js';
 import { recordEvents } from '../../../../shared/events.js';
@@ -27,7 +28,7 @@ const KeyParams = z.object({ key_id: z.string() });
 export function apiKeyRoutes(routes: RouteTable) {
   const tag = 'API keys';
   routes
-    .add({ method: 'get', path: '/api-keys', summary: "List the current user's keys", tag, query: PageQuery }, async ({ rt, actor, query }) => {
+    .add({ method: 'get', path: '/api-keys', summary: "List the current user's keys", tag, query: PageQuery, response: listOf(ApiKeySchema) }, async ({ rt, actor, query }) => {
       const after = decodeCursor(query.cursor);
       const rows = await rt
         .db<ApiKeyRow>('api_keys')
@@ -41,7 +42,7 @@ export function apiKeyRoutes(routes: RouteTable) {
       return list(pageOf(rows, query.limit, presentApiKey));
     })
     .add(
-      { method: 'post', path: '/api-keys', summary: 'Create a key; the secret is in this response only', tag, body: CreateKeyBody, status: 201 },
+      { method: 'post', path: '/api-keys', summary: 'Create a key; the secret is in this response only', tag, body: CreateKeyBody, status: 201, response: dataOf(IssuedApiKeySchema) },
       async ({ rt, actor, body }) =>
         ok(await issueApiKey(rt.db, { workspaceId: actor.workspaceId, userId: actor.userId, name: body.name, expiresAt: body.expires_at })),
     )

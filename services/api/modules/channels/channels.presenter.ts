@@ -1,4 +1,6 @@
-import { presentUser, type UserRow } from '../users/users.presenter.js';
+import { z } from 'zod';
+import { Timestamp, named } from '../../../../shared/http/responses.js';
+import { UserSchema, presentUser, type UserRow } from '../users/users.presenter.js';
 
 export interface ChannelRow {
   id: string;
@@ -16,7 +18,24 @@ export interface ChannelRow {
   created_at: Date;
 }
 
-export const presentChannel = (row: ChannelRow) => ({
+export const ChannelSchema = named(
+  'Channel',
+  z.strictObject({
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    is_private: z.boolean(),
+    is_default: z.boolean(),
+    parent_channel_id: z.string().nullable(),
+    team_id: z.string().nullable(),
+    created_by: z.string().nullable(),
+    created_at: Timestamp,
+  }),
+);
+
+export type ChannelObject = z.infer<typeof ChannelSchema>;
+
+export const presentChannel = (row: ChannelRow): ChannelObject => ({
   id: row.id,
   name: row.name as string,
   description: row.description,
@@ -28,8 +47,6 @@ export const presentChannel = (row: ChannelRow) => ({
   created_at: row.created_at,
 });
 
-export type ChannelObject = ReturnType<typeof presentChannel>;
-
 export interface MemberRow {
   channel_id: string;
   user_id: string;
@@ -38,7 +55,17 @@ export interface MemberRow {
 }
 
 /** The ChannelMember record: who is in the channel since when, with the user. */
-export const presentMember = (row: MemberRow, user: UserRow) => ({
+export const ChannelMemberSchema = named(
+  'ChannelMember',
+  z.strictObject({
+    channel_id: z.string(),
+    user_id: z.string(),
+    created_at: Timestamp,
+    user: UserSchema,
+  }),
+);
+
+export const presentMember = (row: MemberRow, user: UserRow): z.infer<typeof ChannelMemberSchema> => ({
   channel_id: row.channel_id,
   user_id: row.user_id,
   created_at: row.created_at,

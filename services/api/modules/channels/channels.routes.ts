@@ -1,4 +1,6 @@
 import { list, ok } from '../../../../shared/http/envelope.js';
+import { dataOf, listOf } from '../../../../shared/http/responses.js';
+import { ChannelMemberSchema, ChannelSchema } from './channels.presenter.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { AddMemberBody, ChannelParams, CreateChannelBody, ListQuery, MemberParams, UpdateChannelBody } from './channels.schemas.js';
 import * as channels from './channels.service.js';
@@ -6,30 +8,30 @@ import * as channels from './channels.service.js';
 export function channelRoutes(routes: RouteTable) {
   const tag = 'Channels';
   routes
-    .add({ method: 'get', path: '/channels', summary: 'List public channels and the private ones the caller is in', tag, query: ListQuery }, async ({ rt, actor, query }) =>
+    .add({ method: 'get', path: '/channels', summary: 'List public channels and the private ones the caller is in', tag, query: ListQuery, response: listOf(ChannelSchema) }, async ({ rt, actor, query }) =>
       list(await channels.listChannels(rt.db, actor, query)),
     )
     .add(
-      { method: 'post', path: '/channels', summary: 'Create a channel; the creator becomes a member', tag, body: CreateChannelBody, status: 201 },
+      { method: 'post', path: '/channels', summary: 'Create a channel; the creator becomes a member', tag, body: CreateChannelBody, status: 201, response: dataOf(ChannelSchema), errors: ['forbidden', 'not_found', 'name_taken'] },
       async ({ rt, actor, body }) => ok(await channels.createChannel(rt.db, actor, body)),
     )
-    .add({ method: 'get', path: '/channels/{channel_id}', summary: 'Channel details', tag, params: ChannelParams }, async ({ rt, actor, params }) =>
+    .add({ method: 'get', path: '/channels/{channel_id}', summary: 'Channel details', tag, params: ChannelParams, response: dataOf(ChannelSchema) }, async ({ rt, actor, params }) =>
       ok(await channels.getChannel(rt.db, actor, params.channel_id)),
     )
     .add(
-      { method: 'patch', path: '/channels/{channel_id}', summary: 'Update name or description', tag, params: ChannelParams, body: UpdateChannelBody },
+      { method: 'patch', path: '/channels/{channel_id}', summary: 'Update name or description', tag, params: ChannelParams, body: UpdateChannelBody, response: dataOf(ChannelSchema), errors: ['forbidden', 'name_taken'] },
       async ({ rt, actor, params, body }) => ok(await channels.updateChannel(rt.db, actor, params.channel_id, body)),
     )
     .add(
-      { method: 'get', path: '/channels/{channel_id}/members', summary: 'List channel members', tag, params: ChannelParams, query: ListQuery },
+      { method: 'get', path: '/channels/{channel_id}/members', summary: 'List channel members', tag, params: ChannelParams, query: ListQuery, response: listOf(ChannelMemberSchema) },
       async ({ rt, actor, params, query }) => list(await channels.listMembers(rt.db, actor, params.channel_id, query)),
     )
     .add(
-      { method: 'post', path: '/channels/{channel_id}/members', summary: 'Add a member', tag, params: ChannelParams, body: AddMemberBody, status: 201 },
+      { method: 'post', path: '/channels/{channel_id}/members', summary: 'Add a member', tag, params: ChannelParams, body: AddMemberBody, status: 201, response: dataOf(ChannelMemberSchema), errors: ['forbidden', 'already_member'] },
       async ({ rt, actor, params, body }) => ok(await channels.addMember(rt.db, actor, params.channel_id, body.user_id)),
     )
     .add(
-      { method: 'delete', path: '/channels/{channel_id}/members/{user_id}', summary: 'Remove a member (or leave)', tag, params: MemberParams },
+      { method: 'delete', path: '/channels/{channel_id}/members/{user_id}', summary: 'Remove a member (or leave)', tag, params: MemberParams, errors: ['forbidden'] },
       async ({ rt, actor, params }) => {
         await channels.removeMember(rt.db, actor, params.channel_id, params.user_id);
       },

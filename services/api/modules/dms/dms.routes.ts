@@ -1,5 +1,7 @@
 import { list, ok } from '../../../../shared/http/envelope.js';
 import { Reply, type RouteTable } from '../../../../shared/http/route.js';
+import { dataOf, listOf } from '../../../../shared/http/responses.js';
+import { ConversationSchema } from './dms.presenter.js';
 import { messageRoutes } from '../messages/messages.routes.js';
 import { ConversationParams, ListQuery, OpenConversationBody } from './dms.schemas.js';
 import * as dms from './dms.service.js';
@@ -7,7 +9,7 @@ import * as dms from './dms.service.js';
 export function dmRoutes(routes: RouteTable) {
   const tag = 'Direct messages';
   routes
-    .add({ method: 'get', path: '/dms', summary: "List the caller's conversations, newest first", tag, query: ListQuery }, async ({ rt, actor, query }) =>
+    .add({ method: 'get', path: '/dms', summary: "List the caller's conversations, newest first", tag, query: ListQuery, response: listOf(ConversationSchema) }, async ({ rt, actor, query }) =>
       list(await dms.listConversations(rt.db, actor, query)),
     )
     .add(
@@ -19,13 +21,15 @@ export function dmRoutes(routes: RouteTable) {
         body: OpenConversationBody,
         status: 201,
         alsoStatus: [200],
+        response: dataOf(ConversationSchema),
+        errors: ['not_found'],
       },
       async ({ rt, actor, body }) => {
         const { created, conversation } = await dms.openConversation(rt.db, actor, body.user_ids);
         return new Reply(created ? 201 : 200, ok(conversation));
       },
     )
-    .add({ method: 'get', path: '/dms/{conversation_id}', summary: 'Conversation details', tag, params: ConversationParams }, async ({ rt, actor, params }) =>
+    .add({ method: 'get', path: '/dms/{conversation_id}', summary: 'Conversation details', tag, params: ConversationParams, response: dataOf(ConversationSchema) }, async ({ rt, actor, params }) =>
       ok(await dms.getConversation(rt.db, actor, params.conversation_id)),
     );
   messageRoutes(routes, { base: '/dms/{conversation_id}', param: 'conversation_id', kind: 'conversation', tag, typing: true });

@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { Timestamp, named } from '../../../../shared/http/responses.js';
+
 export interface FileRow {
   id: string;
   seq: number;
@@ -17,7 +20,32 @@ export interface FileRow {
 }
 
 /** The File object (contract §4); sha256 only once the worker has made it ready. */
-export const presentFile = (row: FileRow) => ({
+export const FileSchema = named(
+  'File',
+  z.strictObject({
+    id: z.string(),
+    name: z.string(),
+    size: z.number().int(),
+    content_type: z.string(),
+    status: z.enum(['processing', 'ready', 'failed']),
+    sha256: z.string().nullable().describe('Hex SHA-256 of the content, once ready'),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
+    uploader_id: z.string().nullable(),
+    failure_reason: z.string().nullable(),
+    created_at: Timestamp,
+  }),
+);
+
+export type FileObject = z.infer<typeof FileSchema>;
+
+/** `GET /files/{file_id}`: the File with a presigned download address. */
+export const FileWithDownloadSchema = named(
+  'FileWithDownload',
+  FileSchema.extend({ download_url: z.string().describe('Absolute URL usable without the key, valid at most 15 minutes') }),
+);
+
+export const presentFile = (row: FileRow): FileObject => ({
   id: row.id,
   name: row.name,
   size: row.size,
@@ -30,5 +58,3 @@ export const presentFile = (row: FileRow) => ({
   failure_reason: row.status === 'failed' ? row.failure_reason : null,
   created_at: row.created_at,
 });
-
-export type FileObject = ReturnType<typeof presentFile>;

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
+import { dataOf } from '../../../../shared/http/responses.js';
+import { FileSchema, FileWithDownloadSchema } from './files.presenter.js';
 import * as files from './files.service.js';
 
 export const FileIdParams = z.object({ file_id: z.string() });
@@ -18,6 +20,8 @@ export function fileRoutes(routes: RouteTable) {
         // documented as multipart/form-data; the handler streams the body itself
         body: z.unknown(),
         rawBody: true,
+        response: dataOf(FileSchema),
+        errors: ['file_too_large', 'unsupported_media_type'],
       },
       async ({ rt, actor, ctx }) => {
         try {
@@ -29,7 +33,7 @@ export function fileRoutes(routes: RouteTable) {
         }
       },
     )
-    .add({ method: 'get', path: '/files/{file_id}', summary: 'File metadata and a download URL valid 15 minutes', tag, params: FileIdParams }, async ({ rt, actor, params }) =>
+    .add({ method: 'get', path: '/files/{file_id}', summary: 'File metadata and a download URL valid 15 minutes', tag, params: FileIdParams, response: dataOf(FileWithDownloadSchema) }, async ({ rt, actor, params }) =>
       ok(await files.getFile(rt, actor, params.file_id)),
     );
 }

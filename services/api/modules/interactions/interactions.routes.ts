@@ -10,6 +10,8 @@ export function interactionRoutes(routes: RouteTable) {
       summary: 'Invoke a button actionId handler (not implemented at feature level 2)',
       tag: 'Interactions',
       body: z.unknown(),
+      succeeds: false,
+      errors: ['not_implemented'],
     },
     () => {
       throw new AppError('not_implemented', 'button actions are not implemented yet: clients render actionId buttons as disabled');

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { ok } from '../../../../shared/http/envelope.js';
-import { Reply, type RouteTable } from '../../../../shared/http/route.js';
+import type { RouteTable } from '../../../../shared/http/route.js';
+import { dataOf, listOf } from '../../../../shared/http/responses.js';
 import type { ChannelKind } from '../channels/channels.access.js';
+import { MessageSchema, ReactionSchema } from './messages.presenter.js';
 import { ListMessagesQuery, PostMessageBody, ReactionBody, UpdateMessageBody } from './messages.schemas.js';
 import * as messages from './messages.service.js';
 
@@ -25,22 +27,23 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
         tag,
         params: P,
         query: ListMessagesQuery,
+        response: listOf(MessageSchema),
       },
       ({ rt, actor, params, query }) => messages.listMessages(rt, actor, params[param]!, kind, query),
     )
     .add(
-      { method: 'post', path: `${base}/messages`, summary: `Post a message (thread_id makes a reply)`, tag, params: P, body: PostMessageBody, status: 201 },
+      { method: 'post', path: `${base}/messages`, summary: `Post a message (thread_id makes a reply)`, tag, params: P, body: PostMessageBody, status: 201, response: dataOf(MessageSchema), errors: ['forbidden'] },
       async ({ rt, actor, params, body }) => ok(await messages.createMessage(rt, actor, params[param]!, kind, body)),
     )
-    .add({ method: 'get', path: `${base}/messages/{message_id}`, summary: 'One message', tag, params: PM }, async ({ rt, actor, params }) =>
+    .add({ method: 'get', path: `${base}/messages/{message_id}`, summary: 'One message', tag, params: PM, response: dataOf(MessageSchema) }, async ({ rt, actor, params }) =>
       ok(await messages.getMessage(rt, actor, params[param]!, kind, params.message_id!)),
     )
     .add(
-      { method: 'patch', path: `${base}/messages/{message_id}`, summary: 'Edit a message (author only)', tag, params: PM, body: UpdateMessageBody },
+      { method: 'patch', path: `${base}/messages/{message_id}`, summary: 'Edit a message (author only)', tag, params: PM, body: UpdateMessageBody, response: dataOf(MessageSchema), errors: ['forbidden'] },
       async ({ rt, actor, params, body }) => ok(await messages.updateMessage(rt, actor, params[param]!, kind, params.message_id!, body)),
     )
     .add(
-      { method: 'delete', path: `${base}/messages/{message_id}`, summary: 'Delete a message (author, admin or owner)', tag, params: PM },
+      { method: 'delete', path: `${base}/messages/{message_id}`, summary: 'Delete a message (author, admin or owner)', tag, params: PM, errors: ['forbidden'] },
       async ({ rt, actor, params }) => {
         await messages.deleteMessage(rt, actor, params[param]!, kind, params.message_id!);
       },
@@ -49,17 +52,15 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       {
         method: 'post',
         path: `${base}/messages/{message_id}/reactions`,
-        summary: 'Add a reaction: 201 when added, 200 when the caller had already added it',
+        summary: 'Add a reaction; adding one the caller already added changes nothing and answers it again',
         tag,
         params: PM,
         body: ReactionBody,
         status: 201,
-        alsoStatus: [200],
+        response: dataOf(ReactionSchema),
+        errors: ['forbidden'],
       },
-      async ({ rt, actor, params, body }) => {
-        const { created, reaction } = await messages.addReaction(rt, actor, params[param]!, kind, params.message_id!, body.emoji);
-        return new Reply(created ? 201 : 200, ok(reaction));
-      },
+      async ({ rt, actor, params, body }) => ok((await messages.addReaction(rt, actor, params[param]!, kind, params.message_id!, body.emoji)).reaction),
     )
     .add(
       { method: 'delete', path: `${base}/messages/{message_id}/reactions/{emoji}`, summary: 'Remove own reaction', tag, params: PE },
@@ -68,7 +69,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       },
     );
   if (o.typing) {
-    routes.add({ method: 'post', path: `${base}/typing`, summary: 'Send a typing indicator', tag, params: P, status: 204 }, async ({ rt, actor, params }) => {
+    routes.add({ method: 'post', path: `${base}/typing`, summary: 'Send a typing indicator', tag, params: P, status: 204, errors: ['forbidden'] }, async ({ rt, actor, params }) => {
       await messages.sendTyping(rt, actor, params[param]!, kind);
     });
   }

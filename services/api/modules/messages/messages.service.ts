@@ -13,7 +13,7 @@ import { isUuid } from '../../../../shared/ids.js';
 import type { Runtime } from '../../../../shared/runtime.js';
 import { requireReadable, type ChannelKind } from '../channels/channels.access.js';
 import { canDeleteMessage, canEditMessage, canParticipate } from './messages.policy.js';
-import { presentMessage, presentReaction, type MessageObject, type MessageRow } from './messages.presenter.js';
+import { presentMessage, presentReaction, type ContentDocument, type MessageDisplay, type MessageObject, type MessageRow } from './messages.presenter.js';
 import { sanitizeContent } from './messages.sanitize.js';
 import { Content, Metadata, isEmoji, type ListMessagesInput, type PostMessageInput, type UpdateMessageInput } from './messages.schemas.js';
 import * as store from './messages.store.js';
@@ -42,7 +42,8 @@ function checkContentJson(rt: Runtime, doc: unknown) {
     const reason = result.message.slice((result.path || 'document').length).replace(/^:\s*/, '');
     throw new AppError('validation_error', `${where}: ${reason}`);
   }
-  return { content_json: doc, card_origin: result.card_origin, mentioned_user_ids: [...new Set(result.mentioned_user_ids)] };
+  // Admitted by the validator, so it has the shape the presenter declares.
+  return { content_json: doc as ContentDocument, card_origin: result.card_origin, mentioned_user_ids: [...new Set(result.mentioned_user_ids)] };
 }
 
 function cleanContent(content: string) {
@@ -61,7 +62,7 @@ export interface PostMessageArgs {
   metadata?: { type: string; data: Record<string, unknown> } | null;
   thread_id?: string | null;
   /** Display overrides of a webhook post (username, icon_emoji, icon_url). */
-  display?: Record<string, unknown> | null;
+  display?: MessageDisplay | null;
   webhookId?: string | null;
 }
 

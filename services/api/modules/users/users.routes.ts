@@ -1,29 +1,31 @@
 import { ok, list } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
+import { dataOf, listOf } from '../../../../shared/http/responses.js';
+import { CreatedUserSchema, UserSchema } from './users.presenter.js';
 import { CreateAgentBody, CreateUserBody, ListUsersQuery, UpdateMeBody, UserIdParams } from './users.schemas.js';
 import * as users from './users.service.js';
 
 export function userRoutes(routes: RouteTable) {
   const tag = 'Users and agents';
   routes
-    .add({ method: 'get', path: '/users/me', summary: 'Profile of the authenticated user', tag }, async ({ rt, actor }) =>
+    .add({ method: 'get', path: '/users/me', summary: 'Profile of the authenticated user', tag, response: dataOf(UserSchema) }, async ({ rt, actor }) =>
       ok(await users.getUser(rt.db, actor, actor.userId)),
     )
-    .add({ method: 'patch', path: '/users/me', summary: 'Update name, display name, avatar', tag, body: UpdateMeBody }, async ({ rt, actor, body }) =>
+    .add({ method: 'patch', path: '/users/me', summary: 'Update name, display name, avatar', tag, body: UpdateMeBody, response: dataOf(UserSchema), errors: ['name_taken'] }, async ({ rt, actor, body }) =>
       ok(await users.updateMe(rt.db, actor, body)),
     )
-    .add({ method: 'get', path: '/users', summary: 'List members; is_agent=true filters agents', tag, query: ListUsersQuery }, async ({ rt, actor, query }) =>
+    .add({ method: 'get', path: '/users', summary: 'List members; is_agent=true filters agents', tag, query: ListUsersQuery, response: listOf(UserSchema) }, async ({ rt, actor, query }) =>
       list(await users.listUsers(rt.db, actor, query)),
     )
     .add(
-      { method: 'post', path: '/users', summary: 'Create a user or agent; returns its first API key once', tag, body: CreateUserBody, status: 201 },
+      { method: 'post', path: '/users', summary: 'Create a user or agent; returns its first API key once', tag, body: CreateUserBody, status: 201, response: dataOf(CreatedUserSchema), errors: ['forbidden', 'user_limit_reached', 'name_taken'] },
       async ({ rt, actor, body }) => ok(await users.createUser(rt.db, actor, body)),
     )
-    .add({ method: 'get', path: '/users/{user_id}', summary: 'One user', tag, params: UserIdParams }, async ({ rt, actor, params }) =>
+    .add({ method: 'get', path: '/users/{user_id}', summary: 'One user', tag, params: UserIdParams, response: dataOf(UserSchema) }, async ({ rt, actor, params }) =>
       ok(await users.getUser(rt.db, actor, params.user_id)),
     )
     .add(
-      { method: 'get', path: '/agents', summary: 'List agents (same as GET /users?is_agent=true)', tag, query: ListUsersQuery.omit({ is_agent: true }) },
+      { method: 'get', path: '/agents', summary: 'List agents (same as GET /users?is_agent=true)', tag, query: ListUsersQuery.omit({ is_agent: true }), response: listOf(UserSchema) },
       async ({ rt, actor, query }) => list(await users.listUsers(rt.db, actor, { ...query, is_agent: true })),
     )
     .add(
@@ -34,6 +36,8 @@ export function userRoutes(routes: RouteTable) {
         tag,
         body: CreateAgentBody,
         status: 201,
+        response: dataOf(CreatedUserSchema),
+        errors: ['forbidden', 'name_taken'],
       },
       async ({ rt, actor, body }) => ok(await users.createUser(rt.db, actor, { ...body, is_agent: true })),
     );

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { list, ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
+import { dataOf, listOf } from '../../../../shared/http/responses.js';
+import { MessageSchema } from '../messages/messages.presenter.js';
+import { WebhookSchema } from './webhooks.presenter.js';
 import { CreateWebhookBody, ListWebhooksQuery, NativePostBody, WebhookIdParams } from './webhooks.schemas.js';
 import * as webhooks from './webhooks.service.js';
 
@@ -9,15 +12,15 @@ const tag = 'Webhooks';
 /** Managing incoming webhooks, under /api/v1 with an API key. */
 export function webhookRoutes(routes: RouteTable) {
   routes
-    .add({ method: 'get', path: '/webhooks/incoming', summary: 'List incoming webhooks (admins: all; others: their own)', tag, query: ListWebhooksQuery }, async ({ rt, actor, query }) =>
+    .add({ method: 'get', path: '/webhooks/incoming', summary: 'List incoming webhooks (admins: all; others: their own)', tag, query: ListWebhooksQuery, response: listOf(WebhookSchema) }, async ({ rt, actor, query }) =>
       list(await webhooks.listWebhooks(rt, actor, query)),
     )
     .add(
-      { method: 'post', path: '/webhooks/incoming', summary: 'Create an incoming webhook for a channel you can read', tag, body: CreateWebhookBody, status: 201 },
+      { method: 'post', path: '/webhooks/incoming', summary: 'Create an incoming webhook for a channel you can read', tag, body: CreateWebhookBody, status: 201, response: dataOf(WebhookSchema), errors: ['channel_not_found'] },
       async ({ rt, actor, body }) => ok(await webhooks.createWebhook(rt, actor, body)),
     )
     .add(
-      { method: 'delete', path: '/webhooks/incoming/{webhook_id}', summary: 'Delete an incoming webhook (its creator, an admin or the owner)', tag, params: WebhookIdParams },
+      { method: 'delete', path: '/webhooks/incoming/{webhook_id}', summary: 'Delete an incoming webhook (its creator, an admin or the owner)', tag, params: WebhookIdParams, errors: ['forbidden'] },
       async ({ rt, actor, params }) => {
         await webhooks.deleteWebhook(rt, actor, params.webhook_id);
       },
@@ -28,7 +31,19 @@ export function webhookRoutes(routes: RouteTable) {
 export function hookRoutes(routes: RouteTable) {
   routes
     .add(
-      { method: 'post', path: '/hooks/{webhook_id}', summary: 'Post {content, metadata?} as a message in the webhook channel', tag, auth: 'none', params: WebhookIdParams, body: NativePostBody, status: 201 },
+      {
+        method: 'post',
+        path: '/hooks/{webhook_id}',
+        summary: 'Post {content, metadata?} as a message in the webhook channel',
+        description: 'Needs no key: the address is the credential. Answers 201 with `{data: Message}`, the message as posted.',
+        tag,
+        auth: 'none',
+        params: WebhookIdParams,
+        body: NativePostBody,
+        status: 201,
+        response: dataOf(MessageSchema),
+        errors: ['channel_not_found'],
+      },
       async ({ rt, params, body }) => ok(await webhooks.postNative(rt, params.webhook_id, body)),
     )
     .add(
@@ -36,11 +51,14 @@ export function hookRoutes(routes: RouteTable) {
         method: 'post',
         path: '/hooks/compat/{webhook_id}',
         summary: 'Post in the chat-platform-compatible format (JSON, or a form field payload=<json>); answers "ok"',
+        description: 'Needs no key: the address is the credential. Answers 200 with the text `ok`, as chat-platform senders expect; attachments are rendered by the worker afterwards.',
         tag,
         auth: 'none',
         params: WebhookIdParams,
         body: z.unknown(),
         form: true,
+        produces: ['text/plain'],
+        errors: ['channel_not_found'],
       },
       async ({ rt, params, body }) => {
         await webhooks.postCompat(rt, params.webhook_id, body);

@@ -78,7 +78,7 @@ async function postAsHook(rt: Runtime, hook: WebhookRow, o: { content: string; m
       authorId: hook.created_by,
       content: o.content,
       metadata: o.metadata,
-      display: o.display as Record<string, unknown> | null | undefined,
+      display: o.display,
       webhookId: hook.id,
     });
   } catch (err) {

@@ -1,5 +1,8 @@
 import { PageQuery, list, ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
+import { dataOf, listOf } from '../../../../shared/http/responses.js';
+import { UserSchema } from '../users/users.presenter.js';
+import { WorkspaceSchema } from './workspaces.presenter.js';
 import * as users from '../users/users.service.js';
 import { MemberParams, UpdateMemberBody, UpdateWorkspaceBody } from './workspaces.schemas.js';
 import * as workspaces from './workspaces.service.js';
@@ -7,14 +10,14 @@ import * as workspaces from './workspaces.service.js';
 export function workspaceRoutes(routes: RouteTable) {
   const tag = 'Workspace';
   routes
-    .add({ method: 'get', path: '/workspaces/current', summary: 'Current workspace details', tag }, async ({ rt, actor }) =>
+    .add({ method: 'get', path: '/workspaces/current', summary: 'Current workspace details', tag, response: dataOf(WorkspaceSchema) }, async ({ rt, actor }) =>
       ok(await workspaces.getWorkspace(rt.db, actor)),
     )
     .add(
-      { method: 'patch', path: '/workspaces/current', summary: 'Update workspace name and settings', tag, body: UpdateWorkspaceBody },
+      { method: 'patch', path: '/workspaces/current', summary: 'Update workspace name and settings', tag, body: UpdateWorkspaceBody, response: dataOf(WorkspaceSchema), errors: ['forbidden'] },
       async ({ rt, actor, body }) => ok(await workspaces.updateWorkspace(rt.db, actor, body)),
     )
-    .add({ method: 'get', path: '/workspaces/current/members', summary: 'List members', tag, query: PageQuery }, async ({ rt, actor, query }) =>
+    .add({ method: 'get', path: '/workspaces/current/members', summary: 'List members', tag, query: PageQuery, response: listOf(UserSchema) }, async ({ rt, actor, query }) =>
       list(await users.listUsers(rt.db, actor, query)),
     )
     .add(
@@ -25,11 +28,13 @@ export function workspaceRoutes(routes: RouteTable) {
         tag,
         params: MemberParams,
         body: UpdateMemberBody,
+        response: dataOf(UserSchema),
+        errors: ['forbidden', 'conflict'],
       },
       async ({ rt, actor, params, body }) => ok(await workspaces.updateMemberRole(rt.db, actor, params.user_id, body.role)),
     )
     .add(
-      { method: 'delete', path: '/workspaces/current/members/{user_id}', summary: 'Remove a member', tag, params: MemberParams },
+      { method: 'delete', path: '/workspaces/current/members/{user_id}', summary: 'Remove a member', tag, params: MemberParams, errors: ['forbidden', 'conflict'] },
       async ({ rt, actor, params }) => {
         await workspaces.removeMember(rt.db, actor, params.user_id);
       },

@@ -7,14 +7,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Current workspace details */
+        /**
+         * Current workspace details
+         * @description Current workspace details. Needs an API key. Answers 200 with `{data: Workspace}`.
+         */
         get: operations["getApiV1WorkspacesCurrent"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Update workspace name and settings */
+        /**
+         * Update workspace name and settings
+         * @description Update workspace name and settings. Needs an API key. Answers 200 with `{data: Workspace}`.
+         */
         patch: operations["patchApiV1WorkspacesCurrent"];
         trace?: never;
     };
@@ -25,7 +31,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List members */
+        /**
+         * List members
+         * @description List members. Needs an API key. Answers 200 with `UserList`.
+         */
         get: operations["getApiV1WorkspacesCurrentMembers"];
         put?: never;
         post?: never;
@@ -45,11 +54,17 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a member */
+        /**
+         * Remove a member
+         * @description Remove a member. Needs an API key. Answers 204 with no body.
+         */
         delete: operations["deleteApiV1WorkspacesCurrentMembersUserId"];
         options?: never;
         head?: never;
-        /** Update a member's role */
+        /**
+         * Update a member's role
+         * @description Update a member's role. Needs an API key. Answers 200 with `{data: User}`.
+         */
         patch: operations["patchApiV1WorkspacesCurrentMembersUserId"];
         trace?: never;
     };
@@ -60,14 +75,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Profile of the authenticated user */
+        /**
+         * Profile of the authenticated user
+         * @description Profile of the authenticated user. Needs an API key. Answers 200 with `{data: User}`.
+         */
         get: operations["getApiV1UsersMe"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Update name, display name, avatar */
+        /**
+         * Update name, display name, avatar
+         * @description Update name, display name, avatar. Needs an API key. Answers 200 with `{data: User}`.
+         */
         patch: operations["patchApiV1UsersMe"];
         trace?: never;
     };
@@ -78,10 +99,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List members; is_agent=true filters agents */
+        /**
+         * List members; is_agent=true filters agents
+         * @description List members; is_agent=true filters agents. Needs an API key. Answers 200 with `UserList`.
+         */
         get: operations["getApiV1Users"];
         put?: never;
-        /** Create a user or agent; returns its first API key once */
+        /**
+         * Create a user or agent; returns its first API key once
+         * @description Create a user or agent; returns its first API key once. Needs an API key. Answers 201 with `{data: CreatedUser}`.
+         */
         post: operations["postApiV1Users"];
         delete?: never;
         options?: never;
@@ -96,7 +123,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One user */
+        /**
+         * One user
+         * @description One user. Needs an API key. Answers 200 with `{data: User}`.
+         */
         get: operations["getApiV1UsersUserId"];
         put?: never;
         post?: never;
@@ -113,10 +143,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List agents (same as GET /users?is_agent=true) */
+        /**
+         * List agents (same as GET /users?is_agent=true)
+         * @description List agents (same as GET /users?is_agent=true). Needs an API key. Answers 200 with `UserList`.
+         */
         get: operations["getApiV1Agents"];
         put?: never;
-        /** Create an agent; returns its API key once and joins it to every default channel */
+        /**
+         * Create an agent; returns its API key once and joins it to every default channel
+         * @description Create an agent; returns its API key once and joins it to every default channel. Needs an API key. Answers 201 with `{data: CreatedUser}`.
+         */
         post: operations["postApiV1Agents"];
         delete?: never;
         options?: never;
@@ -131,10 +167,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the current user's keys */
+        /**
+         * List the current user's keys
+         * @description List the current user's keys. Needs an API key. Answers 200 with `ApiKeyList`.
+         */
         get: operations["getApiV1ApiKeys"];
         put?: never;
-        /** Create a key; the secret is in this response only */
+        /**
+         * Create a key; the secret is in this response only
+         * @description Create a key; the secret is in this response only. Needs an API key. Answers 201 with `{data: IssuedApiKey}`.
+         */
         post: operations["postApiV1ApiKeys"];
         delete?: never;
         options?: never;
@@ -152,7 +194,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a key */
+        /**
+         * Revoke a key
+         * @description Revoke a key. Needs an API key. Answers 204 with no body.
+         */
         delete: operations["deleteApiV1ApiKeysKeyId"];
         options?: never;
         head?: never;
@@ -166,10 +211,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List public channels and the private ones the caller is in */
+        /**
+         * List public channels and the private ones the caller is in
+         * @description List public channels and the private ones the caller is in. Needs an API key. Answers 200 with `ChannelList`.
+         */
         get: operations["getApiV1Channels"];
         put?: never;
-        /** Create a channel; the creator becomes a member */
+        /**
+         * Create a channel; the creator becomes a member
+         * @description Create a channel; the creator becomes a member. Needs an API key. Answers 201 with `{data: Channel}`.
+         */
         post: operations["postApiV1Channels"];
         delete?: never;
         options?: never;
@@ -184,14 +235,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Channel details */
+        /**
+         * Channel details
+         * @description Channel details. Needs an API key. Answers 200 with `{data: Channel}`.
+         */
         get: operations["getApiV1ChannelsChannelId"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Update name or description */
+        /**
+         * Update name or description
+         * @description Update name or description. Needs an API key. Answers 200 with `{data: Channel}`.
+         */
         patch: operations["patchApiV1ChannelsChannelId"];
         trace?: never;
     };
@@ -202,10 +259,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List channel members */
+        /**
+         * List channel members
+         * @description List channel members. Needs an API key. Answers 200 with `ChannelMemberList`.
+         */
         get: operations["getApiV1ChannelsChannelIdMembers"];
         put?: never;
-        /** Add a member */
+        /**
+         * Add a member
+         * @description Add a member. Needs an API key. Answers 201 with `{data: ChannelMember}`.
+         */
         post: operations["postApiV1ChannelsChannelIdMembers"];
         delete?: never;
         options?: never;
@@ -223,7 +286,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a member (or leave) */
+        /**
+         * Remove a member (or leave)
+         * @description Remove a member (or leave). Needs an API key. Answers 204 with no body.
+         */
         delete: operations["deleteApiV1ChannelsChannelIdMembersUserId"];
         options?: never;
         head?: never;
@@ -237,10 +303,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List channel messages newest first; thread_id lists that thread's replies */
+        /**
+         * List channel messages newest first; thread_id lists that thread's replies
+         * @description List channel messages newest first; thread_id lists that thread's replies. Needs an API key. Answers 200 with `MessageList`.
+         */
         get: operations["getApiV1ChannelsChannelIdMessages"];
         put?: never;
-        /** Post a message (thread_id makes a reply) */
+        /**
+         * Post a message (thread_id makes a reply)
+         * @description Post a message (thread_id makes a reply). Needs an API key. Answers 201 with `{data: Message}`.
+         */
         post: operations["postApiV1ChannelsChannelIdMessages"];
         delete?: never;
         options?: never;
@@ -255,15 +327,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One message */
+        /**
+         * One message
+         * @description One message. Needs an API key. Answers 200 with `{data: Message}`.
+         */
         get: operations["getApiV1ChannelsChannelIdMessagesMessageId"];
         put?: never;
         post?: never;
-        /** Delete a message (author, admin or owner) */
+        /**
+         * Delete a message (author, admin or owner)
+         * @description Delete a message (author, admin or owner). Needs an API key. Answers 204 with no body.
+         */
         delete: operations["deleteApiV1ChannelsChannelIdMessagesMessageId"];
         options?: never;
         head?: never;
-        /** Edit a message (author only) */
+        /**
+         * Edit a message (author only)
+         * @description Edit a message (author only). Needs an API key. Answers 200 with `{data: Message}`.
+         */
         patch: operations["patchApiV1ChannelsChannelIdMessagesMessageId"];
         trace?: never;
     };
@@ -276,7 +357,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a reaction: 201 when added, 200 when the caller had already added it */
+        /**
+         * Add a reaction; adding one the caller already added changes nothing and answers it again
+         * @description Add a reaction; adding one the caller already added changes nothing and answers it again. Needs an API key. Answers 201 with `{data: Reaction}`.
+         */
         post: operations["postApiV1ChannelsChannelIdMessagesMessageIdReactions"];
         delete?: never;
         options?: never;
@@ -294,7 +378,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove own reaction */
+        /**
+         * Remove own reaction
+         * @description Remove own reaction. Needs an API key. Answers 204 with no body.
+         */
         delete: operations["deleteApiV1ChannelsChannelIdMessagesMessageIdReactionsEmoji"];
         options?: never;
         head?: never;
@@ -310,7 +397,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a typing indicator */
+        /**
+         * Send a typing indicator
+         * @description Send a typing indicator. Needs an API key. Answers 204 with no body.
+         */
         post: operations["postApiV1ChannelsChannelIdTyping"];
         delete?: never;
         options?: never;
@@ -325,10 +415,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller's conversations, newest first */
+        /**
+         * List the caller's conversations, newest first
+         * @description List the caller's conversations, newest first. Needs an API key. Answers 200 with `ConversationList`.
+         */
         get: operations["getApiV1Dms"];
         put?: never;
-        /** Open (201) or get (200) the conversation with 1 to 8 other users */
+        /**
+         * Open (201) or get (200) the conversation with 1 to 8 other users
+         * @description Open (201) or get (200) the conversation with 1 to 8 other users. Needs an API key. Answers 201 or 200 with `{data: Conversation}`.
+         */
         post: operations["postApiV1Dms"];
         delete?: never;
         options?: never;
@@ -343,7 +439,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Conversation details */
+        /**
+         * Conversation details
+         * @description Conversation details. Needs an API key. Answers 200 with `{data: Conversation}`.
+         */
         get: operations["getApiV1DmsConversationId"];
         put?: never;
         post?: never;
@@ -360,10 +459,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List conversation messages newest first; thread_id lists that thread's replies */
+        /**
+         * List conversation messages newest first; thread_id lists that thread's replies
+         * @description List conversation messages newest first; thread_id lists that thread's replies. Needs an API key. Answers 200 with `MessageList`.
+         */
         get: operations["getApiV1DmsConversationIdMessages"];
         put?: never;
-        /** Post a message (thread_id makes a reply) */
+        /**
+         * Post a message (thread_id makes a reply)
+         * @description Post a message (thread_id makes a reply). Needs an API key. Answers 201 with `{data: Message}`.
+         */
         post: operations["postApiV1DmsConversationIdMessages"];
         delete?: never;
         options?: never;
@@ -378,15 +483,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One message */
+        /**
+         * One message
+         * @description One message. Needs an API key. Answers 200 with `{data: Message}`.
+         */
         get: operations["getApiV1DmsConversationIdMessagesMessageId"];
         put?: never;
         post?: never;
-        /** Delete a message (author, admin or owner) */
+        /**
+         * Delete a message (author, admin or owner)
+         * @description Delete a message (author, admin or owner). Needs an API key. Answers 204 with no body.
+         */
         delete: operations["deleteApiV1DmsConversationIdMessagesMessageId"];
         options?: never;
         head?: never;
-        /** Edit a message (author only) */
+        /**
+         * Edit a message (author only)
+         * @description Edit a message (author only). Needs an API key. Answers 200 with `{data: Message}`.
+         */
         patch: operations["patchApiV1DmsConversationIdMessagesMessageId"];
         trace?: never;
     };
@@ -399,7 +513,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a reaction: 201 when added, 200 when the caller had already added it */
+        /**
+         * Add a reaction; adding one the caller already added changes nothing and answers it again
+         * @description Add a reaction; adding one the caller already added changes nothing and answers it again. Needs an API key. Answers 201 with `{data: Reaction}`.
+         */
         post: operations["postApiV1DmsConversationIdMessagesMessageIdReactions"];
         delete?: never;
         options?: never;
@@ -417,7 +534,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove own reaction */
+        /**
+         * Remove own reaction
+         * @description Remove own reaction. Needs an API key. Answers 204 with no body.
+         */
         delete: operations["deleteApiV1DmsConversationIdMessagesMessageIdReactionsEmoji"];
         options?: never;
         head?: never;
@@ -433,7 +553,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a typing indicator */
+        /**
+         * Send a typing indicator
+         * @description Send a typing indicator. Needs an API key. Answers 204 with no body.
+         */
         post: operations["postApiV1DmsConversationIdTyping"];
         delete?: never;
         options?: never;
@@ -450,7 +573,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Invoke a button actionId handler (not implemented at feature level 2) */
+        /**
+         * Invoke a button actionId handler (not implemented at feature level 2)
+         * @description Invoke a button actionId handler (not implemented at feature level 2). Needs an API key. Answers only errors.
+         */
         post: operations["postApiV1InteractionsActions"];
         delete?: never;
         options?: never;
@@ -467,7 +593,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Upload a file (multipart/form-data, field "file", at most 100 MB); the worker then hashes and checks it */
+        /**
+         * Upload a file (multipart/form-data, field "file", at most 100 MB); the worker then hashes and checks it
+         * @description Upload a file (multipart/form-data, field "file", at most 100 MB); the worker then hashes and checks it. Needs an API key. Answers 201 with `{data: File}`.
+         */
         post: operations["postApiV1Files"];
         delete?: never;
         options?: never;
@@ -482,7 +611,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** File metadata and a download URL valid 15 minutes */
+        /**
+         * File metadata and a download URL valid 15 minutes
+         * @description File metadata and a download URL valid 15 minutes. Needs an API key. Answers 200 with `{data: FileWithDownload}`.
+         */
         get: operations["getApiV1FilesFileId"];
         put?: never;
         post?: never;
@@ -499,10 +631,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List incoming webhooks (admins: all; others: their own) */
+        /**
+         * List incoming webhooks (admins: all; others: their own)
+         * @description List incoming webhooks (admins: all; others: their own). Needs an API key. Answers 200 with `WebhookList`.
+         */
         get: operations["getApiV1WebhooksIncoming"];
         put?: never;
-        /** Create an incoming webhook for a channel you can read */
+        /**
+         * Create an incoming webhook for a channel you can read
+         * @description Create an incoming webhook for a channel you can read. Needs an API key. Answers 201 with `{data: Webhook}`.
+         */
         post: operations["postApiV1WebhooksIncoming"];
         delete?: never;
         options?: never;
@@ -520,7 +658,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete an incoming webhook (its creator, an admin or the owner) */
+        /**
+         * Delete an incoming webhook (its creator, an admin or the owner)
+         * @description Delete an incoming webhook (its creator, an admin or the owner). Needs an API key. Answers 204 with no body.
+         */
         delete: operations["deleteApiV1WebhooksIncomingWebhookId"];
         options?: never;
         head?: never;
@@ -536,7 +677,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Post {content, metadata?} as a message in the webhook channel */
+        /**
+         * Post {content, metadata?} as a message in the webhook channel
+         * @description Needs no key: the address is the credential. Answers 201 with `{data: Message}`, the message as posted.
+         */
         post: operations["postHooksWebhookId"];
         delete?: never;
         options?: never;
@@ -553,7 +697,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Post in the chat-platform-compatible format (JSON, or a form field payload=<json>); answers "ok" */
+        /**
+         * Post in the chat-platform-compatible format (JSON, or a form field payload=<json>); answers "ok"
+         * @description Needs no key: the address is the credential. Answers 200 with the text `ok`, as chat-platform senders expect; attachments are rendered by the worker afterwards.
+         */
         post: operations["postHooksCompatWebhookId"];
         delete?: never;
         options?: never;
@@ -568,7 +715,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This OpenAPI 3.1 document */
+        /**
+         * This OpenAPI 3.1 document
+         * @description This document, built from the route declarations the API validates and answers with. Needs no key. Answers 200 with the document.
+         */
         get: operations["getApiV1OpenapiJson"];
         put?: never;
         post?: never;
@@ -585,7 +735,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** API reference page */
+        /**
+         * API reference page
+         * @description API reference page. Needs no key. Answers 200 with text/html.
+         */
         get: operations["getDocs"];
         put?: never;
         post?: never;
@@ -602,7 +755,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reference page assets */
+        /**
+         * Reference page assets
+         * @description Reference page assets. Needs no key. Answers 200 with text/css or application/javascript.
+         */
         get: operations["getDocsAssetsAsset"];
         put?: never;
         post?: never;
@@ -619,7 +775,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-sent events stream (served by the gateway role) */
+        /**
+         * Server-sent events stream
+         * @description Served by the gateway role. Needs an API key. Answers 200 with text/event-stream: an `init` event first, then events as they happen.
+         */
         get: operations["getApiV1Stream"];
         put?: never;
         post?: never;
@@ -633,25 +792,466 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        DataEnvelope: {
-            data: unknown;
+        ApiKey: {
+            id: string;
+            name: string;
+            /** @description The first characters of the key, to recognise it */
+            prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            expires_at: string | null;
         };
-        ListEnvelope: {
-            data: unknown[];
-            pagination: {
-                next_cursor: string | null;
-                has_more: boolean;
+        ApiKeyList: {
+            data: components["schemas"]["ApiKey"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        Channel: {
+            id: string;
+            name: string;
+            description: string;
+            is_private: boolean;
+            is_default: boolean;
+            parent_channel_id: string | null;
+            team_id: string | null;
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ChannelList: {
+            data: components["schemas"]["Channel"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        ChannelMember: {
+            channel_id: string;
+            user_id: string;
+            /** Format: date-time */
+            created_at: string;
+            user: components["schemas"]["User"];
+        };
+        ChannelMemberList: {
+            data: components["schemas"]["ChannelMember"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        ContentDocument: {
+            /** @constant */
+            type: "doc";
+            content: components["schemas"]["ContentNode"][];
+        };
+        ContentNode: {
+            /** @description paragraph, text, heading, ..., mention, or block_<name> */
+            type: string;
+            content?: components["schemas"]["ContentNode"][];
+            text?: string;
+            attrs?: {
+                [key: string]: unknown;
             };
+            marks?: {
+                type: string;
+                attrs?: {
+                    [key: string]: unknown;
+                };
+            }[];
+        };
+        Conversation: {
+            id: string;
+            /** @enum {string} */
+            kind: "dm" | "group_dm";
+            /** @description Every member, the caller included */
+            member_ids: string[];
+            /** Format: date-time */
+            created_at: string;
+        };
+        ConversationList: {
+            data: components["schemas"]["Conversation"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        CreatedUser: {
+            id: string;
+            name: string;
+            display_name: string | null;
+            avatar_url: string | null;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member";
+            is_agent: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The first API key of the user; shown once */
+            api_key: string;
+            joined_channels: {
+                id: string;
+                name: string;
+            }[];
         };
         Error: {
             error: {
                 /** @enum {string} */
                 code: "validation_error" | "unauthorized" | "key_expired" | "forbidden" | "user_limit_reached" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "service_unavailable";
+                /** @description What went wrong, naming the field at fault */
                 message: string;
             };
         };
+        File: {
+            id: string;
+            name: string;
+            size: number;
+            content_type: string;
+            /** @enum {string} */
+            status: "processing" | "ready" | "failed";
+            /** @description Hex SHA-256 of the content, once ready */
+            sha256: string | null;
+            width: number | null;
+            height: number | null;
+            uploader_id: string | null;
+            failure_reason: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        FileWithDownload: {
+            id: string;
+            name: string;
+            size: number;
+            content_type: string;
+            /** @enum {string} */
+            status: "processing" | "ready" | "failed";
+            /** @description Hex SHA-256 of the content, once ready */
+            sha256: string | null;
+            width: number | null;
+            height: number | null;
+            uploader_id: string | null;
+            failure_reason: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Absolute URL usable without the key, valid at most 15 minutes */
+            download_url: string;
+        };
+        IssuedApiKey: {
+            id: string;
+            name: string;
+            /** @description The first characters of the key, to recognise it */
+            prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            expires_at: string | null;
+            /** @description The secret; shown once */
+            key: string;
+        };
+        Message: {
+            id: string;
+            channel_id: string;
+            author_id: string | null;
+            content: string;
+            content_json: components["schemas"]["ContentDocument"] | null;
+            metadata: {
+                type: string;
+                data: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            /** @description The root message of the thread; null on top-level messages */
+            thread_id: string | null;
+            thread: components["schemas"]["Thread"] | null;
+            reactions: components["schemas"]["ReactionSummary"][];
+            card_origin: string | null;
+            mentioned_user_ids: string[];
+            display: components["schemas"]["MessageDisplay"] | null;
+            webhook_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            edited_at: string | null;
+        };
+        MessageDisplay: {
+            username?: string;
+            icon_emoji?: string;
+            icon_url?: string;
+        };
+        MessageList: {
+            data: components["schemas"]["Message"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        Pagination: {
+            /** @description Pass as `cursor` for the next page; null when there is no more */
+            next_cursor: string | null;
+            has_more: boolean;
+        };
+        Reaction: {
+            message_id: string;
+            emoji: string;
+            user_id: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ReactionSummary: {
+            emoji: string;
+            count: number;
+            user_ids: string[];
+        };
+        Thread: {
+            reply_count: number;
+            last_reply_at: string | null;
+        };
+        User: {
+            id: string;
+            name: string;
+            display_name: string | null;
+            avatar_url: string | null;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member";
+            is_agent: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        UserList: {
+            data: components["schemas"]["User"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        Webhook: {
+            id: string;
+            name: string;
+            channel_id: string;
+            /** @description The posting address; it is the only credential needed to post */
+            url: string;
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        WebhookList: {
+            data: components["schemas"]["Webhook"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        Workspace: {
+            id: string;
+            name: string;
+            settings: {
+                /** @description Cap on human users; null: no limit */
+                max_users: number | null;
+            };
+            /** Format: date-time */
+            created_at: string;
+        };
     };
-    responses: never;
+    responses: {
+        /** @description Error with code `already_member` */
+        AlreadyMember: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `channel_not_found` */
+        ChannelNotFound: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `conflict` */
+        Conflict: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `file_too_large` */
+        FileTooLarge: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `forbidden` */
+        Forbidden: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `forbidden` or `user_limit_reached` */
+        ForbiddenOrUserLimitReached: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `internal_error` */
+        InternalError: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `name_taken` */
+        NameTaken: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `not_found` */
+        NotFound: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `not_found` or `channel_not_found` */
+        NotFoundOrChannelNotFound: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `not_implemented` */
+        NotImplemented: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `payload_too_large` */
+        PayloadTooLarge: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `rate_limited` */
+        RateLimited: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `service_unavailable` */
+        ServiceUnavailable: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `unauthorized` or `key_expired` */
+        UnauthorizedOrKeyExpired: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `unsupported_media_type` */
+        UnsupportedMediaType: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `validation_error` */
+        ValidationError: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: {
@@ -687,152 +1287,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Workspace"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchApiV1WorkspacesCurrent: {
@@ -863,152 +1326,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Workspace"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1WorkspacesCurrentMembers: {
@@ -1033,152 +1362,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ListEnvelope"];
+                    "application/json": components["schemas"]["UserList"];
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteApiV1WorkspacesCurrentMembersUserId: {
@@ -1203,149 +1394,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchApiV1WorkspacesCurrentMembersUserId: {
@@ -1376,152 +1432,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["User"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1UsersMe: {
@@ -1543,152 +1467,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["User"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchApiV1UsersMe: {
@@ -1718,152 +1505,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["User"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            409: components["responses"]["NameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1Users: {
@@ -1889,152 +1542,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ListEnvelope"];
+                    "application/json": components["schemas"]["UserList"];
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1Users: {
@@ -2057,7 +1572,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created */
             201: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -2067,152 +1582,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["CreatedUser"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["ForbiddenOrUserLimitReached"];
+            409: components["responses"]["NameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1UsersUserId: {
@@ -2236,152 +1618,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["User"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1Agents: {
@@ -2406,152 +1653,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ListEnvelope"];
+                    "application/json": components["schemas"]["UserList"];
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1Agents: {
@@ -2573,7 +1682,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created */
             201: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -2583,152 +1692,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["CreatedUser"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["NameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1ApiKeys: {
@@ -2753,152 +1729,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ListEnvelope"];
+                    "application/json": components["schemas"]["ApiKeyList"];
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1ApiKeys: {
@@ -2917,7 +1755,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created */
             201: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -2927,152 +1765,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["IssuedApiKey"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteApiV1ApiKeysKeyId: {
@@ -3097,149 +1800,12 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1Channels: {
@@ -3264,152 +1830,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ListEnvelope"];
+                    "application/json": components["schemas"]["ChannelList"];
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1Channels: {
@@ -3432,7 +1860,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created */
             201: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -3442,152 +1870,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Channel"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["NameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1ChannelsChannelId: {
@@ -3611,152 +1907,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Channel"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchApiV1ChannelsChannelId: {
@@ -3788,152 +1949,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Channel"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["NameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1ChannelsChannelIdMembers: {
@@ -3960,152 +1989,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ListEnvelope"];
+                    "application/json": components["schemas"]["ChannelMemberList"];
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1ChannelsChannelIdMembers: {
@@ -4125,7 +2017,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created */
             201: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -4135,152 +2027,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["ChannelMember"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["AlreadyMember"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteApiV1ChannelsChannelIdMembersUserId: {
@@ -4306,149 +2066,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1ChannelsChannelIdMessages: {
@@ -4476,152 +2100,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ListEnvelope"];
+                    "application/json": components["schemas"]["MessageList"];
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1ChannelsChannelIdMessages: {
@@ -4649,7 +2136,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created */
             201: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -4659,152 +2146,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1ChannelsChannelIdMessagesMessageId: {
@@ -4829,152 +2183,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteApiV1ChannelsChannelIdMessagesMessageId: {
@@ -5000,149 +2219,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchApiV1ChannelsChannelIdMessagesMessageId: {
@@ -5180,152 +2263,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1ChannelsChannelIdMessagesMessageIdReactions: {
@@ -5346,20 +2296,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
-                };
-            };
-            /** @description Success */
+            /** @description Created */
             201: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -5369,152 +2306,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Reaction"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteApiV1ChannelsChannelIdMessagesMessageIdReactionsEmoji: {
@@ -5541,149 +2345,12 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1ChannelsChannelIdTyping: {
@@ -5708,149 +2375,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1Dms: {
@@ -5875,152 +2406,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ListEnvelope"];
+                    "application/json": components["schemas"]["ConversationList"];
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1Dms: {
@@ -6048,10 +2441,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Conversation"];
+                    };
                 };
             };
-            /** @description Success */
+            /** @description Created */
             201: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -6061,152 +2456,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Conversation"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1DmsConversationId: {
@@ -6230,152 +2491,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Conversation"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1DmsConversationIdMessages: {
@@ -6403,152 +2529,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ListEnvelope"];
+                    "application/json": components["schemas"]["MessageList"];
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1DmsConversationIdMessages: {
@@ -6576,7 +2565,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created */
             201: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -6586,152 +2575,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1DmsConversationIdMessagesMessageId: {
@@ -6756,152 +2612,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteApiV1DmsConversationIdMessagesMessageId: {
@@ -6927,149 +2648,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchApiV1DmsConversationIdMessagesMessageId: {
@@ -7107,152 +2692,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1DmsConversationIdMessagesMessageIdReactions: {
@@ -7273,20 +2725,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
-                };
-            };
-            /** @description Success */
+            /** @description Created */
             201: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -7296,152 +2735,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Reaction"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteApiV1DmsConversationIdMessagesMessageIdReactionsEmoji: {
@@ -7468,149 +2774,12 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1DmsConversationIdTyping: {
@@ -7635,149 +2804,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1InteractionsActions: {
@@ -7793,162 +2826,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
-                };
-            };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1Files: {
@@ -7967,7 +2851,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created */
             201: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -7977,152 +2861,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["File"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            413: components["responses"]["FileTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1FilesFileId: {
@@ -8146,152 +2896,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["FileWithDownload"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1WebhooksIncoming: {
@@ -8316,152 +2931,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ListEnvelope"];
+                    "application/json": components["schemas"]["WebhookList"];
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postApiV1WebhooksIncoming: {
@@ -8480,7 +2957,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created */
             201: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -8490,152 +2967,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Webhook"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["ChannelNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteApiV1WebhooksIncomingWebhookId: {
@@ -8660,149 +3003,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postHooksWebhookId: {
@@ -8828,7 +3035,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created */
             201: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -8838,152 +3045,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            404: components["responses"]["NotFoundOrChannelNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postHooksCompatWebhookId: {
@@ -9014,152 +3086,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": "ok";
+                    "text/plain": string;
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            404: components["responses"]["NotFoundOrChannelNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1OpenapiJson: {
@@ -9181,152 +3116,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "application/json": {
+                        openapi: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDocs: {
@@ -9348,152 +3147,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "text/html": string;
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDocsAssetsAsset: {
@@ -9517,152 +3176,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DataEnvelope"];
+                    "text/css": string;
+                    "application/javascript": string;
                 };
             };
-            /** @description Error */
-            400: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            401: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            403: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            404: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            409: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            413: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            415: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            429: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            500: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            501: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Error */
-            503: {
-                headers: {
-                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["ValidationError"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiV1Stream: {
@@ -9674,7 +3196,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description text/event-stream: `init` first, then events */
+            /** @description The event stream */
             200: {
                 headers: {
                     "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
@@ -9687,15 +3209,10 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description Error */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -49,24 +49,27 @@ interface ErrorBody {
   error?: { code?: string; message?: string };
 }
 
-/** The `data` of a successful answer, or an ApiError carrying the API's own message. */
-export async function data<T>(call: Promise<{ data?: unknown; error?: unknown; response: Response }>): Promise<T> {
+type Call = Promise<{ data?: unknown; error?: unknown; response: Response }>;
+/** The success body a call is typed with (from the OpenAPI document). */
+type SuccessBody<C extends Call> = NonNullable<Awaited<C>['data']>;
+
+function fail(status: number, statusText: string, error: unknown): never {
+  const e = (error ?? {}) as ErrorBody;
+  throw new ApiError(status, e.error?.code ?? 'error', e.error?.message ?? `${status} ${statusText}`);
+}
+
+/** The `data` of a successful answer, typed by the document, or an ApiError carrying the API's own message. */
+export async function data<C extends Call>(call: C): Promise<SuccessBody<C> extends { data: infer T } ? T : undefined> {
   const { data: body, error, response } = await call;
-  if (error !== undefined || !response.ok) {
-    const e = (error ?? {}) as ErrorBody;
-    throw new ApiError(response.status, e.error?.code ?? 'error', e.error?.message ?? `${response.status} ${response.statusText}`);
-  }
-  return (body as { data: T } | undefined)?.data as T;
+  if (error !== undefined || !response.ok) fail(response.status, response.statusText, error);
+  return (body as { data?: unknown } | undefined)?.data as SuccessBody<C> extends { data: infer T } ? T : undefined;
 }
 
 /** A whole list answer (data and pagination). */
-export async function page<T>(call: Promise<{ data?: unknown; error?: unknown; response: Response }>) {
+export async function page<C extends Call>(call: C): Promise<SuccessBody<C>> {
   const { data: body, error, response } = await call;
-  if (error !== undefined || !response.ok) {
-    const e = (error ?? {}) as ErrorBody;
-    throw new ApiError(response.status, e.error?.code ?? 'error', e.error?.message ?? `${response.status} ${response.statusText}`);
-  }
-  return body as { data: T[]; pagination: { next_cursor: string | null; has_more: boolean } };
+  if (error !== undefined || !response.ok) fail(response.status, response.statusText, error);
+  return body as SuccessBody<C>;
 }
 
 /** Every page of a list (small lists: channels, users, keys, webhooks). */

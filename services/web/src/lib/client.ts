@@ -65,8 +65,8 @@ export class AxidClient {
   /** Uses the pasted key once to create this browser's own key, and keeps only that one. */
   async signIn(pastedKey: string) {
     const probe = createApi(this.env.origin, { key: () => pastedKey.trim(), onLevel: () => undefined, onUnauthorized: () => undefined });
-    await data<User>(probe.GET('/api/v1/users/me'));
-    const created = await data<ApiKey>(probe.POST('/api/v1/api-keys', { body: browserKeyRequest(this.env.userAgent) }));
+    await data(probe.GET('/api/v1/users/me'));
+    const created = await data(probe.POST('/api/v1/api-keys', { body: browserKeyRequest(this.env.userAgent) }));
     this.session = { key: created.key!, keyId: created.id, name: created.name };
     saveSession(this.env.storage, this.session);
     this.signedOutReason = null;
@@ -103,11 +103,11 @@ export class AxidClient {
   async start() {
     const s = this.store;
     const [me, workspace, users, channels, dms] = await Promise.all([
-      data<User>(this.api.GET('/api/v1/users/me')),
-      data<Workspace>(this.api.GET('/api/v1/workspaces/current')),
-      all((cursor) => page<User>(this.api.GET('/api/v1/users', { params: { query: { cursor, limit: 200 } } }))),
-      all((cursor) => page<Channel>(this.api.GET('/api/v1/channels', { params: { query: { cursor, limit: 200 } } }))),
-      all((cursor) => page<Conversation>(this.api.GET('/api/v1/dms', { params: { query: { cursor, limit: 200 } } }))),
+      data(this.api.GET('/api/v1/users/me')),
+      data(this.api.GET('/api/v1/workspaces/current')),
+      all((cursor) => page(this.api.GET('/api/v1/users', { params: { query: { cursor, limit: 200 } } }))),
+      all((cursor) => page(this.api.GET('/api/v1/channels', { params: { query: { cursor, limit: 200 } } }))),
+      all((cursor) => page(this.api.GET('/api/v1/dms', { params: { query: { cursor, limit: 200 } } }))),
     ]);
     s.me = me;
     s.workspace = workspace;
@@ -180,8 +180,8 @@ export class AxidClient {
 
   private async refreshLists() {
     const [channels, dms] = await Promise.all([
-      all((cursor) => page<Channel>(this.api.GET('/api/v1/channels', { params: { query: { cursor, limit: 200 } } }))),
-      all((cursor) => page<Conversation>(this.api.GET('/api/v1/dms', { params: { query: { cursor, limit: 200 } } }))),
+      all((cursor) => page(this.api.GET('/api/v1/channels', { params: { query: { cursor, limit: 200 } } }))),
+      all((cursor) => page(this.api.GET('/api/v1/dms', { params: { query: { cursor, limit: 200 } } }))),
     ]).catch(() => [null, null]);
     if (channels) this.store.setChannels(channels);
     if (dms) this.store.dms = new Map(dms.map((d) => [d.id, d]));
@@ -199,8 +199,8 @@ export class AxidClient {
     if (!conversation) return Promise.resolve({ data: [], pagination: { next_cursor: null, has_more: false } });
     const query = { limit, ...(cursor ? { cursor } : {}), ...(thread ? { thread_id: thread } : {}) };
     return this.isDm(conversation)
-      ? page<Message>(this.api.GET('/api/v1/dms/{conversation_id}/messages', { params: { path: { conversation_id: conversation }, query } }))
-      : page<Message>(this.api.GET('/api/v1/channels/{channel_id}/messages', { params: { path: { channel_id: conversation }, query } }));
+      ? page(this.api.GET('/api/v1/dms/{conversation_id}/messages', { params: { path: { conversation_id: conversation }, query } }))
+      : page(this.api.GET('/api/v1/channels/{channel_id}/messages', { params: { path: { channel_id: conversation }, query } }));
   }
 
   async open(conversationId: string) {
@@ -261,8 +261,8 @@ export class AxidClient {
     try {
       const m =
         this.messagesPath(conversationId) === 'dms'
-          ? await data<Message>(this.api.POST('/api/v1/dms/{conversation_id}/messages', { params: { path: { conversation_id: conversationId } }, body, headers }))
-          : await data<Message>(this.api.POST('/api/v1/channels/{channel_id}/messages', { params: { path: { channel_id: conversationId } }, body, headers }));
+          ? await data(this.api.POST('/api/v1/dms/{conversation_id}/messages', { params: { path: { conversation_id: conversationId } }, body, headers }))
+          : await data(this.api.POST('/api/v1/channels/{channel_id}/messages', { params: { path: { channel_id: conversationId } }, body, headers }));
       this.store.resolvePending(localId, m);
     } catch (err) {
       this.store.failPending(localId);
@@ -285,11 +285,11 @@ export class AxidClient {
   private async messageCall(m: Message, method: 'PATCH' | 'DELETE', body?: { content: string }): Promise<Message | null> {
     const path = { channel_id: m.channel_id, conversation_id: m.channel_id, message_id: m.id };
     if (this.isDm(m.channel_id)) {
-      if (method === 'PATCH') return data<Message>(this.api.PATCH('/api/v1/dms/{conversation_id}/messages/{message_id}', { params: { path }, body: body! }));
+      if (method === 'PATCH') return data(this.api.PATCH('/api/v1/dms/{conversation_id}/messages/{message_id}', { params: { path }, body: body! }));
       await data(this.api.DELETE('/api/v1/dms/{conversation_id}/messages/{message_id}', { params: { path } }));
       return null;
     }
-    if (method === 'PATCH') return data<Message>(this.api.PATCH('/api/v1/channels/{channel_id}/messages/{message_id}', { params: { path }, body: body! }));
+    if (method === 'PATCH') return data(this.api.PATCH('/api/v1/channels/{channel_id}/messages/{message_id}', { params: { path }, body: body! }));
     await data(this.api.DELETE('/api/v1/channels/{channel_id}/messages/{message_id}', { params: { path } }));
     return null;
   }
@@ -337,13 +337,13 @@ export class AxidClient {
   }
 
   fileInfo(id: string) {
-    return data<FileInfo>(this.api.GET('/api/v1/files/{file_id}', { params: { path: { file_id: id } } }));
+    return data(this.api.GET('/api/v1/files/{file_id}', { params: { path: { file_id: id } } }));
   }
 
   // ---- channels and members ----------------------------------------------------
 
   channelMembers(channelId: string) {
-    return all((cursor) => page<ChannelMember>(this.api.GET('/api/v1/channels/{channel_id}/members', { params: { path: { channel_id: channelId }, query: { cursor, limit: 200 } } })));
+    return all((cursor) => page(this.api.GET('/api/v1/channels/{channel_id}/members', { params: { path: { channel_id: channelId }, query: { cursor, limit: 200 } } })));
   }
 
   async addMember(channelId: string, userId: string) {
@@ -363,7 +363,7 @@ export class AxidClient {
   }
 
   async createChannel(body: { name: string; description?: string; is_private?: boolean; is_default?: boolean; parent_channel_id?: string }) {
-    const c = await data<Channel>(this.api.POST('/api/v1/channels', { body }));
+    const c = await data(this.api.POST('/api/v1/channels', { body }));
     this.store.upsertChannel(c);
     this.store.memberOf.add(c.id);
     this.store.changed();
@@ -371,7 +371,7 @@ export class AxidClient {
   }
 
   async openDm(userIds: string[]) {
-    const c = await data<Conversation>(this.api.POST('/api/v1/dms', { body: { user_ids: userIds } }));
+    const c = await data(this.api.POST('/api/v1/dms', { body: { user_ids: userIds } }));
     this.store.dms.set(c.id, c);
     this.store.changed();
     return c;

@@ -241,6 +241,8 @@ export class Store {
       reactions: [],
       card_origin: null,
       mentioned_user_ids: [],
+      display: null,
+      webhook_id: null,
       created_at: new Date(this.now()).toISOString(),
       edited_at: null,
     };

@@ -5,7 +5,7 @@ import { errorMessage } from '../lib/api.js';
 import { safeImageUrl, safeUrl } from '../lib/links.js';
 import { relativeTime } from '../lib/rows.js';
 import type { ShownMessage } from '../lib/store.js';
-import { FILE_METADATA_TYPE, type FileInfo } from '../lib/types.js';
+import { FILE_METADATA_TYPE, type FileWithDownload } from '../lib/types.js';
 import { MessageBody } from './content.js';
 import { displayName, useClient } from './context.js';
 
@@ -136,7 +136,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
 
 function FileAttachment({ data }: { data: Record<string, unknown> }) {
   const client = useClient();
-  const [info, setInfo] = useState<FileInfo | null>(null);
+  const [info, setInfo] = useState<FileWithDownload | null>(null);
   const [error, setError] = useState<string | null>(null);
   const id = typeof data.file_id === 'string' ? data.file_id : '';
   const name = typeof data.name === 'string' ? data.name : 'file';

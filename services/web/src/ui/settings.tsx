@@ -79,14 +79,14 @@ function Errors({ error }: { error: string | null }) {
 
 function Keys() {
   const client = useStore();
-  const { value: keys, error, setError, reload } = useLoad(() => all((cursor) => page<ApiKey>(client.api.GET('/api/v1/api-keys', { params: { query: { cursor, limit: 200 } } }))));
+  const { value: keys, error, setError, reload } = useLoad(() => all((cursor) => page(client.api.GET('/api/v1/api-keys', { params: { query: { cursor, limit: 200 } } }))));
   const [name, setName] = useState('');
   const [days, setDays] = useState('30');
   const [secret, setSecret] = useState<string | null>(null);
   const create = async (e: Event) => {
     e.preventDefault();
     try {
-      const k = await data<ApiKey>(client.api.POST('/api/v1/api-keys', { body: { name, ...(days ? { expires_at: inDays(Number(days)) } : {}) } }));
+      const k = await data(client.api.POST('/api/v1/api-keys', { body: { name, ...(days ? { expires_at: inDays(Number(days)) } : {}) } }));
       setSecret(k.key ?? null);
       setName('');
       void reload();
@@ -157,7 +157,7 @@ function Table({ head, children }: { head: string[]; children: ComponentChildren
 
 function People() {
   const client = useStore();
-  const { value: people, error, setError, reload } = useLoad(() => all((cursor) => page<User>(client.api.GET('/api/v1/workspaces/current/members', { params: { query: { cursor, limit: 200 } } }))));
+  const { value: people, error, setError, reload } = useLoad(() => all((cursor) => page(client.api.GET('/api/v1/workspaces/current/members', { params: { query: { cursor, limit: 200 } } }))));
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('member');
   const [agent, setAgent] = useState(false);
@@ -166,7 +166,7 @@ function People() {
   const create = (e: Event) => {
     e.preventDefault();
     run(async () => {
-      const u = await data<User & { api_key: string }>(
+      const u = await data(
         agent ? client.api.POST('/api/v1/agents', { body: { name, role } }) : client.api.POST('/api/v1/users', { body: { name, role } }),
       );
       setSecret({ name: u.name, key: u.api_key });
@@ -234,7 +234,7 @@ const compatUrl = (url: string) => url.replace(/\/hooks\/([^/]+)$/, '/hooks/comp
 
 function Webhooks() {
   const client = useStore();
-  const { value: hooks, error, setError, reload } = useLoad(() => all((cursor) => page<Webhook>(client.api.GET('/api/v1/webhooks/incoming', { params: { query: { cursor, limit: 200 } } }))));
+  const { value: hooks, error, setError, reload } = useLoad(() => all((cursor) => page(client.api.GET('/api/v1/webhooks/incoming', { params: { query: { cursor, limit: 200 } } }))));
   const channels = [...client.store.channels.values()];
   const [name, setName] = useState('');
   const [channel, setChannel] = useState('');
@@ -293,7 +293,7 @@ function WorkspaceForm() {
   const save = async (e: Event) => {
     e.preventDefault();
     try {
-      const updated = await data<Workspace>(client.api.PATCH('/api/v1/workspaces/current', { body: { name, settings: { max_users: maxUsers ? Number(maxUsers) : null } } }));
+      const updated = await data(client.api.PATCH('/api/v1/workspaces/current', { body: { name, settings: { max_users: maxUsers ? Number(maxUsers) : null } } }));
       client.store.workspace = updated;
       client.store.changed();
       setSaved(true);
