@@ -52,8 +52,14 @@ export interface AppPage {
 }
 
 /** A new context (its own storage) with the app open at `path`. */
-export async function openApp(b: TestBrowser, baseUrl: string, urlPath = '/', viewport = { width: 1280, height: 800 }): Promise<AppPage> {
-  const context = await b.browser.newContext({ viewport, baseURL: baseUrl, acceptDownloads: true });
+export async function openApp(
+  b: TestBrowser,
+  baseUrl: string,
+  urlPath = '/',
+  viewport = { width: 1280, height: 800 },
+  colorScheme: 'light' | 'dark' = 'light',
+): Promise<AppPage> {
+  const context = await b.browser.newContext({ viewport, baseURL: baseUrl, acceptDownloads: true, colorScheme });
   const page = await context.newPage();
   openPages.add(page);
   page.on('close', () => openPages.delete(page));
@@ -77,10 +83,18 @@ export async function openApp(b: TestBrowser, baseUrl: string, urlPath = '/', vi
 }
 
 /** Opens the app signed in through a one-time link (`/#key=...`). */
-export async function signedIn(b: TestBrowser, baseUrl: string, key: string, urlPath = '/', viewport?: { width: number; height: number }) {
-  const app = await openApp(b, baseUrl, `${urlPath}#key=${encodeURIComponent(key)}`, viewport);
+export async function signedIn(
+  b: TestBrowser,
+  baseUrl: string,
+  key: string,
+  urlPath = '/',
+  viewport?: { width: number; height: number },
+  colorScheme?: 'light' | 'dark',
+) {
+  const app = await openApp(b, baseUrl, `${urlPath}#key=${encodeURIComponent(key)}`, viewport, colorScheme);
   // The chat shows the stream's state; the settings page has no stream indicator.
-  await app.page.locator('[data-stream-state="live"], .settings').first().waitFor();
+  // (Attached, not visible: on a narrow screen the sidebar holding it is hidden.)
+  await app.page.locator('[data-stream-state="live"], .settings').first().waitFor({ state: 'attached' });
   return app;
 }
 

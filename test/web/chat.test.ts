@@ -175,6 +175,16 @@ describe('web app: chat in the browser', function () {
     await screenshot(app.page, 'bot-blocks');
     app.assertClean();
     await app.context.close();
+
+    // A phone-sized window in the dark theme: the sidebar hides behind its button.
+    const phone = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`, { width: 380, height: 800 }, 'dark');
+    await message(phone.page, 'Deploy 42').waitFor();
+    expect(await phone.page.getByRole('navigation', { name: 'Conversations' }).isVisible()).to.equal(false);
+    await screenshot(phone.page, 'channel-narrow-dark');
+    await phone.page.getByRole('button', { name: 'Show conversations' }).click();
+    await phone.page.getByRole('link', { name: new RegExp(ch.name) }).waitFor();
+    await screenshot(phone.page, 'sidebar-narrow-dark');
+    phone.assertClean();
   });
 
   it('never shows a private channel to a non-member, live or on load', async () => {

@@ -7,7 +7,7 @@ import type { ChannelMember } from '../lib/types.js';
 import { Composer } from './composer.js';
 import { displayName, useStore } from './context.js';
 import { MessageItem } from './message.js';
-import { conversationTitle, Sidebar } from './sidebar.js';
+import { connectionLabel, conversationTitle, Sidebar } from './sidebar.js';
 import { Timeline } from './timeline.js';
 
 export function Chat({ conversationId, navigate }: { conversationId: string | null; navigate(path: string): void }) {
@@ -46,6 +46,9 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
   const member = !channel || s.memberOf.has(channel.id);
   const typing = conversationId ? s.typingIn(conversationId) : [];
   const thread = client.openThread ? s.messages.get(client.openThread) : undefined;
+  // One polite live region announces the newest message from someone else (the list itself stays quiet).
+  const latest = conversationId ? s.list(conversationId).findLast((m) => m.author_id !== s.me?.id) : undefined;
+  const announcement = latest ? `${latest.display?.username || displayName(latest.author_id ? s.users.get(latest.author_id) : null)}: ${latest.content.slice(0, 200)}` : '';
 
   return (
     <div class={`chat${sidebarOpen ? ' sidebar-open' : ''}`}>
@@ -53,6 +56,8 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
       <main class="conversation" aria-label={conversationId ? conversationTitle(client, conversationId) : 'No conversation'}>
         <header class="conv-header">
           <button class="icon menu" aria-label="Show conversations" onClick={() => setSidebarOpen(!sidebarOpen)}>☰</button>
+          {/* On narrow screens the sidebar (and its announced status) is hidden: the state shows here too. */}
+          <span class={`conn conn-${client.streamState} narrow-only`} aria-hidden="true">{connectionLabel(client)}</span>
           {conversationId && known ? (
             <>
               <h1>{conversationTitle(client, conversationId)}</h1>
@@ -80,6 +85,7 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
           )}
         </header>
         {error ? <p class="error banner" role="alert">{error}</p> : null}
+        <p class="sr-only" aria-live="polite">{announcement}</p>
         {conversationId && known ? (
           <>
             <Timeline timelineKey={conversationId} conversationId={conversationId} />

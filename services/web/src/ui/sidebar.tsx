@@ -13,6 +13,13 @@ export function conversationTitle(client: ReturnType<typeof useStore>, id: strin
   return others.map((u) => displayName(client.store.users.get(u))).join(', ') || 'Just you';
 }
 
+export function connectionLabel(client: ReturnType<typeof useStore>) {
+  const state = client.streamState;
+  if (state === 'live') return 'Live';
+  if (state === 'reconnecting') return `Reconnecting${client.streamRetryInMs ? ` in ${Math.ceil(client.streamRetryInMs / 1000)} s` : '…'}`;
+  return state === 'connecting' ? 'Connecting…' : 'Offline';
+}
+
 export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings }: { current: string | null; onOpen(id: string): void; onCreate(): void; onSwitcher(): void; onSettings(): void }) {
   const client = useStore();
   const s = client.store;
@@ -47,7 +54,7 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings }: {
       <div class="workspace">
         <strong>{s.workspace?.name}</strong>
         <span class={`conn conn-${state}`} role="status" aria-live="polite" data-stream-state={state}>
-          {state === 'live' ? 'Live' : state === 'reconnecting' ? `Reconnecting${client.streamRetryInMs ? ` in ${Math.ceil(client.streamRetryInMs / 1000)} s` : '…'}` : state === 'connecting' ? 'Connecting…' : 'Offline'}
+          {connectionLabel(client)}
         </span>
       </div>
       <button class="btn switcher-btn" onClick={onSwitcher}>
