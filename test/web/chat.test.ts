@@ -5,6 +5,11 @@ import type { Page } from 'playwright-core';
 import { newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
 import { afterEachTest, launchBrowser, openApp, screenshot, signedIn, type TestBrowser } from './browser.js';
 
+async function expectFocused(locator: ReturnType<Page['locator']>) {
+  await locator.waitFor();
+  expect(await locator.evaluate((el) => el === document.activeElement), 'focused').to.equal(true);
+}
+
 const message = (page: Page, text: string) => page.locator('article.message', { hasText: text });
 
 async function channelWith(ws: TestWorkspace, body: Record<string, unknown>, members: string[] = []) {
@@ -185,6 +190,41 @@ describe('web app: chat in the browser', function () {
     await phone.page.getByRole('link', { name: new RegExp(ch.name) }).waitFor();
     await screenshot(phone.page, 'sidebar-narrow-dark');
     phone.assertClean();
+  });
+
+  it('opens a DM with a bot from the Ctrl+K switcher, mentions by name into content_json, and closes with Escape', async () => {
+    const ws = await newWorkspace();
+    const botName = uniqueName('helper');
+    const bot = await ws.user({ name: botName, is_agent: true });
+    const app = await signedIn(b, stack().url, ws.ownerKey);
+    const page = app.page;
+    await page.keyboard.press('Control+k');
+    const search = page.getByRole('combobox', { name: 'Search channels and people' });
+    await expectFocused(search);
+    await search.fill(botName);
+    await search.press('Enter');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    // The DM is listed with its bot marked, and opened.
+    const dm = page.getByRole('navigation', { name: 'Conversations' }).getByRole('link', { name: new RegExp(botName) });
+    await dm.getByText('bot', { exact: true }).waitFor();
+    const composer = page.getByPlaceholder(new RegExp(`Message ${botName}`));
+    await composer.pressSequentially(`ping @${botName.slice(0, 6)}`);
+    await page.getByRole('listbox', { name: 'Mention someone' }).getByRole('option', { name: new RegExp(botName) }).waitFor();
+    await composer.press('Enter'); // picks the highlighted person
+    await composer.pressSequentially('please');
+    await composer.press('Enter'); // sends
+    await page.locator('article.message[data-state="sent"]', { hasText: 'please' }).locator('.mention').waitFor();
+    const conversations = await ws.owner.get('/api/v1/dms');
+    const sent = await ws.owner.get(`/api/v1/dms/${conversations.body.data[0].id}/messages`);
+    expect(sent.body.data[0].mentioned_user_ids).to.deep.equal([bot.id]);
+    expect(sent.body.data[0].content).to.equal(`ping @${botName} please`);
+    // Escape closes a dialog, and focus returns where it was.
+    await page.getByRole('button', { name: 'Create a channel' }).click();
+    await page.getByRole('dialog', { name: 'Create a channel' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    await expectFocused(page.getByRole('button', { name: 'Create a channel' }));
+    app.assertClean();
   });
 
   it('never shows a private channel to a non-member, live or on load', async () => {

@@ -47,6 +47,22 @@ describe('web app: workspace settings in the browser', function () {
     expect(agent.body.data).to.include({ name: agentName, is_agent: true });
     await page.getByRole('row', { name: new RegExp(agentName) }).getByText('bot').waitFor();
     await screenshot(page, 'settings-people');
+
+    // Roles change in place; the workspace's name and user cap are saved.
+    const agentId = agent.body.data.id as string;
+    const patched = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/members/${agentId}`));
+    await page.getByRole('combobox', { name: `Role of ${agentName}` }).selectOption('admin');
+    expect((await patched).status()).to.equal(200);
+    expect((await ws.owner.get(`/api/v1/users/${agentId}`)).body.data.role).to.equal('admin');
+    await page.getByRole('tab', { name: 'Workspace' }).click();
+    const wsName = uniqueName('Renamed');
+    await page.getByLabel('Name').fill(wsName);
+    await page.getByLabel(/Most human users/).fill('25');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    const current = await ws.owner.get('/api/v1/workspaces/current');
+    expect(current.body.data.name).to.equal(wsName);
+    expect(current.body.data.settings.max_users).to.equal(25);
     app.assertClean();
   });
 
