@@ -1,6 +1,6 @@
-// Chromium for the web app's tests: Debian's /usr/bin/chromium (or
-// CHROMIUM_PATH) driven by playwright-core, one browser per test file, a
-// fresh profile each time. Every page records page errors and CSP violations
+// Chromium for the web app's tests: the same binary as test/support/browser.ts
+// (which gives one persistent context; these tests need several contexts, one
+// per person), one browser per test file, a fresh profile each time. Every page records page errors and CSP violations
 // so a test can fail on them. The app is the production build (built by
 // `npm install`; built here if missing).
 import { execFileSync } from 'node:child_process';
@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { expect } from 'chai';
+import { CHROMIUM_PATH } from '../support/browser.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SCREENSHOTS = path.join(ROOT, 'test-artifacts', 'web');
@@ -29,7 +30,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
   ensureWebBuild();
   const profile = mkdtempSync(path.join(os.tmpdir(), 'axid-chromium-'));
   const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    executablePath: CHROMIUM_PATH,
     // Playwright gives the browser a fresh temporary profile of its own; HOME and XDG point at ours.
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
     env: { ...process.env, XDG_CONFIG_HOME: profile, XDG_CACHE_HOME: profile, HOME: profile },
