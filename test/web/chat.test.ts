@@ -218,6 +218,22 @@ describe('web app: chat in the browser', function () {
     const sent = await ws.owner.get(`/api/v1/dms/${conversations.body.data[0].id}/messages`);
     expect(sent.body.data[0].mentioned_user_ids).to.deep.equal([bot.id]);
     expect(sent.body.data[0].content).to.equal(`ping @${botName} please`);
+    // A refused send stays, marked, with the API's own message, and can be retried.
+    await page.route('**/api/v1/dms/*/messages', (route) =>
+      route.request().method() === 'POST'
+        ? route.fulfill({ status: 429, contentType: 'application/json', body: JSON.stringify({ error: { code: 'rate_limited', message: 'slow down: 5 requests left' } }) })
+        : route.fallback(),
+    );
+    await composer.pressSequentially('one more');
+    await composer.press('Enter');
+    const failed = page.locator('article.message[data-state="failed"]', { hasText: 'one more' });
+    await failed.getByText('Not sent.').waitFor();
+    await page.getByRole('alert').filter({ hasText: 'slow down: 5 requests left' }).waitFor();
+    await page.unroute('**/api/v1/dms/*/messages');
+    await failed.getByRole('button', { name: 'Retry' }).click();
+    await page.locator('article.message[data-state="sent"]', { hasText: 'one more' }).waitFor();
+    expect(await page.locator('article.message', { hasText: 'one more' }).count()).to.equal(1);
+
     // Escape closes a dialog, and focus returns where it was.
     await page.getByRole('button', { name: 'Create a channel' }).click();
     await page.getByRole('dialog', { name: 'Create a channel' }).waitFor();

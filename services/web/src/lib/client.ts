@@ -270,6 +270,14 @@ export class AxidClient {
     }
   }
 
+  /** A failed send: post it again (its pending entry goes), or drop it. */
+  async retry(localId: string) {
+    const failed = this.store.messages.get(localId);
+    if (!failed) return;
+    this.store.discardPending(localId);
+    await this.send(failed.channel_id, failed.content, { threadId: failed.thread_id });
+  }
+
   async edit(m: Message, content: string) {
     const updated = await this.messageCall(m, 'PATCH', { content });
     if (updated) this.store.upsert(updated, { live: false });

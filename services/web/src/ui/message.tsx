@@ -88,7 +88,13 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
             <pre>{JSON.stringify(message.metadata.data, null, 2)}</pre>
           </details>
         ) : null}
-        {message.state === 'failed' ? <p class="error" role="alert">Not sent.</p> : null}
+        {message.state === 'failed' ? (
+          <p class="error" role="alert">
+            Not sent.{' '}
+            <button class="link" onClick={act(() => client.retry(message.id))}>Retry</button>{' '}
+            <button class="link" onClick={() => client.store.discardPending(message.id)}>Discard</button>
+          </p>
+        ) : null}
         {error ? <p class="error" role="alert">{error}</p> : null}
         <div class="reactions">
           {message.reactions.map((r) => (
