@@ -2,6 +2,7 @@
 // bot blocks, private channels, a cut stream, hostile content.
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
+import { uploadFile } from '../support/files.js';
 import { newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
 import { afterEachTest, launchBrowser, openApp, screenshot, signedIn, type TestBrowser } from './browser.js';
 
@@ -240,6 +241,39 @@ describe('web app: chat in the browser', function () {
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'detached' });
     await expectFocused(page.getByRole('button', { name: 'Create a channel' }));
+    app.assertClean();
+  });
+
+  it('shows an uploaded image inline (allowed by the CSP) and lets a non-member join and leave a public channel', async () => {
+    const ws = await newWorkspace();
+    const erin = await ws.user();
+    const ch = await channelWith(ws, {});
+    // A 2x2 PNG, posted the way the app posts files (metadata axid.file).
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVQI12P8z8DAwMDAxMDAwMDAAAANHQEDK+mmyAAAAABJRU5ErkJggg==', 'base64');
+    const file = await uploadFile(stack().url, { key: ws.ownerKey, data: png, name: 'dot.png', type: 'image/png' });
+    expect(file.status, file.text).to.equal(201);
+    const f = file.body.data;
+    await ws.owner.post(`/api/v1/channels/${ch.id}/messages`, {
+      content: 'Shared a file: dot.png',
+      metadata: { type: 'axid.file', data: { file_id: f.id, name: f.name, size: f.size, content_type: f.content_type } },
+    });
+    const app = await signedIn(b, stack().url, erin.key, `/c/${ch.id}`);
+    const img = app.page.locator('img.file-image');
+    await img.waitFor();
+    await app.page.waitForFunction(() => {
+      const el = document.querySelector('img.file-image') as HTMLImageElement | null;
+      return Boolean(el?.complete && el.naturalWidth > 0);
+    });
+    // Erin is not a member: she reads, cannot post, joins, posts, leaves.
+    await app.page.getByText('Join the channel to post.').waitFor();
+    await app.page.getByRole('button', { name: 'Join channel' }).click();
+    await app.page.getByLabel(`Message #${ch.name}`).fill('joined!');
+    await app.page.getByLabel(`Message #${ch.name}`).press('Enter');
+    await app.page.locator('article.message[data-state="sent"]', { hasText: 'joined!' }).waitFor();
+    await app.page.getByRole('button', { name: 'Leave' }).click();
+    await app.page.getByRole('button', { name: 'Join channel' }).waitFor();
+    const members = await ws.owner.get(`/api/v1/channels/${ch.id}/members`);
+    expect(members.body.data.map((m: { user_id: string }) => m.user_id)).to.not.include(erin.id);
     app.assertClean();
   });
 
