@@ -125,7 +125,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   if (gateway) app.use(gateway.middleware);
   if (roles.has('api')) {
     app.use(apiRoutes().router.routes());
-    app.use(webApp({ imageOrigins: [deps.s3Endpoint] }));
+    app.use(webApp());
   }
   app.use(async () => {
     throw new AppError('not_found', 'no such route: see /api/v1/openapi.json');

@@ -604,6 +604,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/files/{file_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The file as an attachment, through the signed link of GET /files/{file_id} (embedded store only; no key needed)
+         * @description The file as an attachment, through the signed link of GET /files/{file_id} (embedded store only; no key needed). Needs no key. Answers 200 with application/octet-stream.
+         */
+        get: operations["getApiV1FilesFileIdDownload"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/files/{file_id}": {
         parameters: {
             query?: never;
@@ -777,7 +797,7 @@ export interface paths {
         };
         /**
          * Server-sent events stream
-         * @description Served by the gateway role. Needs an API key. Answers 200 with text/event-stream: an `init` event first, then events as they happen.
+         * @description Served by the gateway role. Needs an API key. Answers 200 with text/event-stream: an `init` event first, then events as they happen. At most `STREAM_MAX_PER_USER` open streams per user per gateway process: past it, 429 `too_many_streams`.
          */
         get: operations["getApiV1Stream"];
         put?: never;
@@ -885,7 +905,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "validation_error" | "unauthorized" | "key_expired" | "forbidden" | "user_limit_reached" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "service_unavailable";
+                code: "validation_error" | "unauthorized" | "key_expired" | "forbidden" | "user_limit_reached" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_streams" | "internal_error" | "not_implemented" | "service_unavailable";
                 /** @description What went wrong, naming the field at fault */
                 message: string;
             };
@@ -1188,6 +1208,19 @@ export interface components {
         };
         /** @description Error with code `rate_limited` */
         RateLimited: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `rate_limited` or `too_many_streams` */
+        RateLimitedOrTooManyStreams: {
             headers: {
                 "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
                 "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -2875,6 +2908,41 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getApiV1FilesFileIdDownload: {
+        parameters: {
+            query?: {
+                expires?: string;
+                sig?: string;
+            };
+            header?: never;
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getApiV1FilesFileId: {
         parameters: {
             query?: never;
@@ -3210,7 +3278,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            429: components["responses"]["RateLimited"];
+            429: components["responses"]["RateLimitedOrTooManyStreams"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -151,8 +151,7 @@ function FileAttachment({ data }: { data: Record<string, unknown> }) {
     if (!id) return;
     client.fileInfo(id).then(setInfo, (err) => setError(errorMessage(err)));
   }, [id]);
-  const href = info?.download_url ? safeImageUrl(info.download_url, location.origin) ?? info.download_url : null;
-  const linkHref = href && /^https?:/.test(href) ? href : null;
+  const linkHref = info?.download_url ? downloadHref(info.download_url) : null;
   return (
     <div class="file">
       {isImage && linkHref ? <img class="file-image" src={linkHref} alt={name} loading="lazy" /> : null}
@@ -166,6 +165,21 @@ function FileAttachment({ data }: { data: Record<string, unknown> }) {
       {typeof data.size === 'number' ? <span class="muted"> {formatSize(data.size)}</span> : null}
     </div>
   );
+}
+
+/**
+ * The embedded store's signed links are API paths under PUBLIC_BASE_URL: use
+ * them on the origin the app was loaded from (the same server, maybe reached
+ * by another name). Real S3's presigned https links are used as they are.
+ */
+function downloadHref(raw: string): string | null {
+  try {
+    const url = new URL(raw, location.origin);
+    if (url.pathname.startsWith('/api/v1/files/')) return `${location.origin}${url.pathname}${url.search}`;
+    return safeImageUrl(url.href, location.origin);
+  } catch {
+    return null;
+  }
 }
 
 export const formatSize = (n: number) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`);
