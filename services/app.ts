@@ -18,6 +18,8 @@ export interface HttpRoles {
   gateway?: { middleware(ctx: AppContext, next: Next): Promise<void> };
   /** Every /api/v1 and /hooks route (services/api/routes.ts). */
   api?: Router<AppState>;
+  /** The web app's files and client routes, after the API's (services/api/web-app.ts). */
+  web?: (ctx: AppContext, next: Next) => Promise<void>;
 }
 
 export function createApp(rt: Runtime, roles: HttpRoles) {
@@ -31,6 +33,7 @@ export function createApp(rt: Runtime, roles: HttpRoles) {
   app.use(rateLimit(rt));
   if (roles.gateway) app.use(roles.gateway.middleware);
   if (roles.api) app.use(roles.api.routes());
+  if (roles.web) app.use(roles.web);
   app.use(async () => {
     throw new AppError('not_found', 'no such route: see /api/v1/openapi.json');
   });

@@ -55,8 +55,10 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
     : null;
   const worker = roles.has('worker') ? await (await import('./worker/worker.js')).startWorker(rt, { redisUrl: deps.redisUrl }) : null;
   const api = roles.has('api') ? (await import('./api/routes.js')).apiRoutes().router : undefined;
+  // The web app (services/web/dist) is served by the API role.
+  const web = roles.has('api') ? (await import('./api/web-app.js')).webApp() : undefined;
 
-  const app = createApp(rt, { gateway: gateway ?? undefined, api });
+  const app = createApp(rt, { gateway: gateway ?? undefined, api, web });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));

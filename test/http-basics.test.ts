@@ -25,7 +25,7 @@ describe('HTTP basics', () => {
   it('answers an unknown route with 404 not_found', async () => {
     const ws = await newWorkspace();
     expectError(await ws.owner.get('/api/v1/nothing-here'), 404, 'not_found');
-    expectError(await new Client(stack().url).get('/nothing'), 404, 'not_found');
+    expectError(await new Client(stack().url).get('/hooks/nothing'), 404, 'not_found');
   });
 
   it('answers malformed JSON with 400 validation_error', async () => {
