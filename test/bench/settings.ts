@@ -19,7 +19,7 @@ export const settings = {
   fanoutRate: 10,
   fanoutSeconds: int('BENCH_FANOUT_SECONDS', 5),
   /** Scenario 4: e2eChannels channels of one user each, e2eConnections streams in all. */
-  e2eConnections: 1000,
+  e2eConnections: int('BENCH_E2E_CONNECTIONS', 10_000),
   e2eChannels: 100,
   e2eRate: 200,
   e2eSeconds: int('BENCH_E2E_SECONDS', 5),
