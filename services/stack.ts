@@ -10,6 +10,7 @@ import { migrateLatest } from '../shared/db/migrate.js';
 import { resolveDependencies, type Probes } from '../shared/embedded.js';
 import { AppError } from '../shared/errors.js';
 import type { AppState } from '../shared/http/context.js';
+import { corsMiddleware } from '../shared/http/cors.js';
 import { renderErrors } from '../shared/http/errors.js';
 import { opsRoutes } from '../shared/http/ops.js';
 import { rateLimit } from '../shared/http/rate-limit.js';
@@ -113,6 +114,9 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
 
   const app = new Koa<AppState>({ proxy: true });
   app.use(requestContext(rt));
+  // Outside renderErrors, so error answers keep the CORS headers, and before
+  // the rate limit, so preflights (answered here) are not counted.
+  if (config.corsOrigins.length > 0) app.use(corsMiddleware(config.corsOrigins));
   app.use(renderErrors);
   app.use(opsRoutes);
   const limiter = rateLimit(rt);

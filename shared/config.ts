@@ -22,6 +22,29 @@ const boolFlag = (fallback: boolean) =>
     .default(fallback ? 'true' : 'false')
     .transform((v) => v === 'true' || v === '1');
 
+// Browsers send an origin serialized (lower-case host, default port left out):
+// each entry is compared in that form, so `HTTP://App.example:443` would never match.
+const originList = z
+  .string()
+  .default('')
+  .transform((s, ctx) => {
+    const origins: string[] = [];
+    for (const entry of s.split(',').map((x) => x.trim()).filter(Boolean)) {
+      let url: URL | null = null;
+      try {
+        url = new URL(entry);
+      } catch {
+        url = null;
+      }
+      if (!url || !/^https?:$/.test(url.protocol) || url.origin !== entry) {
+        ctx.addIssue({ code: 'custom', message: `"${entry}" is not an origin: write scheme://host[:port] exactly as a browser sends it (lower case, no path, no trailing slash${url && /^https?:$/.test(url.protocol) ? `, here "${url.origin}"` : ''})` });
+      } else {
+        origins.push(url.origin);
+      }
+    }
+    return [...new Set(origins)];
+  });
+
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 const EnvSchema = z.object({
@@ -63,6 +86,7 @@ const EnvSchema = z.object({
   RATE_LIMIT_DURATION: positiveInt(60),
   TRACKER_HOSTS: commaList('linear.app'),
   CODE_HOSTS: commaList('github.com'),
+  CORS_ORIGINS: originList,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -90,6 +114,8 @@ export interface Config {
   rateLimit: { points: number; duration: number };
   trackerHosts: string[];
   codeHosts: string[];
+  /** Browser origins allowed to call the API and read the stream (exact matches); empty: no CORS. */
+  corsOrigins: string[];
   logLevel: string;
 }
 
@@ -128,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: { points: e.RATE_LIMIT_POINTS, duration: e.RATE_LIMIT_DURATION },
     trackerHosts: e.TRACKER_HOSTS,
     codeHosts: e.CODE_HOSTS,
+    corsOrigins: e.CORS_ORIGINS,
     logLevel: e.LOG_LEVEL,
   };
 }

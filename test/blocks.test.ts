@@ -42,6 +42,8 @@ interface ValidCase {
   rules?: BlockRules;
   preview: string;
   card_origin?: string | null; // default null
+  /** The document as stored when it differs from `doc` (URLs serialised). */
+  stored?: unknown;
   mentioned_user_ids?: string[]; // default []
 }
 
@@ -138,6 +140,12 @@ const validCases: ValidCase[] = [
       { label: 'Reject', actionId: 'reject', style: 'danger' },
       { label: 'Later', actionId: 'later' },
     ),
+    stored: buttons(
+      { label: 'Open', url: 'https://example.com/', style: 'primary' },
+      { label: 'Approve', actionId: 'approve', style: 'secondary' },
+      { label: 'Reject', actionId: 'reject', style: 'danger' },
+      { label: 'Later', actionId: 'later' },
+    ),
     preview: 'Open Approve Reject Later',
   },
   {
@@ -167,9 +175,21 @@ const validCases: ValidCase[] = [
     preview: 'Add blocks',
     card_origin: 'https://github.com',
   },
-  { name: 'card host: port 443 is the default', doc: prCard('https://github.com:443/acme/app/pull/7'), preview: 'https://github.com:443/acme/app/pull/7', card_origin: 'https://github.com' },
+  {
+    name: 'card host: port 443 is the default',
+    doc: prCard('https://github.com:443/acme/app/pull/7'),
+    stored: prCard('https://github.com/acme/app/pull/7'),
+    preview: 'https://github.com/acme/app/pull/7',
+    card_origin: 'https://github.com',
+  },
   { name: 'card host: one trailing dot', doc: prCard('https://github.com./acme/app/pull/7', { title: 'x' }), preview: 'x', card_origin: 'https://github.com' },
-  { name: 'card host: upper-case', doc: prCard('https://GitHub.COM/acme/app/pull/7', { title: 'x' }), preview: 'x', card_origin: 'https://github.com' },
+  {
+    name: 'card host: upper-case',
+    doc: prCard('https://GitHub.COM/acme/app/pull/7', { title: 'x' }),
+    stored: prCard('https://github.com/acme/app/pull/7', { title: 'x' }),
+    preview: 'x',
+    card_origin: 'https://github.com',
+  },
   {
     name: 'card_origin is the first card in document order',
     doc: doc(
@@ -368,12 +388,15 @@ describe('shared/blocks validateContentJson', () => {
     for (const c of validCases) {
       it(c.name, () => {
         const result = validateContentJson(c.doc, c.rules ?? RULES);
-        expect(result, JSON.stringify(result)).to.deep.equal({
+        const { document, ...answer } = result as typeof result & { document?: unknown };
+        expect(answer, JSON.stringify(answer)).to.deep.equal({
           valid: true,
           preview: c.preview,
           card_origin: c.card_origin ?? null,
           mentioned_user_ids: c.mentioned_user_ids ?? [],
         });
+        // The document to store: the one sent, URLs serialised as parsed.
+        expect(document).to.deep.equal(c.stored ?? c.doc);
         expect(result.valid && result.preview.length).to.be.at.most(280);
       });
     }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { sanitizeContent } from '../services/api/modules/messages/messages.sanitize.js';
+import { isSafeDestination, sanitizeContent } from '../services/api/modules/messages/messages.sanitize.js';
 import { expectError, expectOk } from './support/expect.js';
 import { createChannel, messagesUrl, postMessage } from './support/conversations.js';
 import { newWorkspace } from './support/stack.js';
@@ -42,9 +42,26 @@ describe('content sanitizing', () => {
   });
 
   it('neutralizes script URLs in markdown links and autolinks', () => {
-    expect(sanitizeContent('[x](javascript:alert(1))')).to.equal('[x](unsafe:javascript:alert(1))');
-    expect(sanitizeContent('<javascript:alert(1)>')).to.equal('<unsafe:javascript:alert(1)>');
-    expect(sanitizeContent('[r]: javascript:alert(1)')).to.equal('[r]: unsafe:javascript:alert(1)');
+    expect(sanitizeContent('[x](javascript:alert(1))')).to.equal('[x](#)');
+    expect(sanitizeContent('<javascript:alert(1)>')).to.equal('\\<javascript:alert(1)>');
+    expect(sanitizeContent('[r]: javascript:alert(1)')).to.equal('[r]: #');
+  });
+
+  it('reads a destination scheme as a browser does, and allows only http, https, mailto or none', () => {
+    const unsafe = ['javascript:x', ' JavaScript:x', 'java\tscript:x', 'java\nscript:x', '\u0001javascript:x', 'vbscript:x', 'data:text/html,x', 'file:///etc/passwd', 'foo:bar'];
+    for (const d of unsafe) expect(isSafeDestination(d), JSON.stringify(d)).to.equal(false);
+    const safe = ['https://x.example', 'HTTP://x.example', 'mailto:a@b.c', '/relative', '#top', '?q=1', '//x.example/p', 'a/b:c'];
+    for (const d of safe) expect(isSafeDestination(d), JSON.stringify(d)).to.equal(true);
+  });
+
+  it('rewrites only the destination: text, titles and the rest stay as written', () => {
+    expect(sanitizeContent('a [x](javascript:alert(1) "t") b ![i](<data:x>) c\n\n[r]: vbscript:1 "t"')).to.equal(
+      'a [x](# "t") b ![i](<#>) c\n\n[r]: # "t"',
+    );
+    // Rewritten content is stable: sanitizing it again changes nothing.
+    const once = sanitizeContent('<javascript:x> [y](&#106;avascript:1)');
+    expect(once).to.equal('\\<javascript:x> [y](#)');
+    expect(sanitizeContent(once)).to.equal(once);
   });
 
   it('stores sanitized content on post and on edit', async () => {

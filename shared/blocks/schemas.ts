@@ -55,17 +55,28 @@ export const BUTTON_STYLES = ['primary', 'secondary', 'danger'] as const;
 export const ALERT_VARIANTS = ['info', 'success', 'warning', 'error'] as const;
 
 /**
+ * Characters no URL in a document may hold, even where the WHATWG parser would
+ * accept or silently drop them: spaces and controls (other parsers, in mobile
+ * clients or link previews, do not drop tabs/newlines and could see another
+ * host than we checked), backslashes (treated as `/`), and invisible or
+ * direction-changing format characters (U+200B-U+200F, U+202A-U+202E,
+ * U+2066-U+2069, U+FEFF, ...) that make a URL read differently than it goes.
+ */
+const URL_FORBIDDEN = /[\p{Cc}\p{Cf}\p{Z}\\]/u;
+
+/**
  * Why `value` is not an acceptable URL, or null when it is. Every URL in a
- * document must be an absolute https:// URL the WHATWG parser accepts.
+ * document must be an absolute https:// URL the WHATWG parser accepts, with no
+ * user info (`https://github.com@evil.example/` goes to evil.example). What is
+ * stored is the parsed URL serialised (`new URL(value).href`, see
+ * validate.ts), so a percent-encoded or full-width host is stored as the host
+ * it resolves to.
  */
 export function httpsUrlProblem(value: string): string | null {
   // Checked on the text as written, so `HTTPS://` or ` https://` are refused too.
   if (!value.startsWith('https://')) return 'must start with https://';
-  // WHATWG parsers silently drop tabs/newlines and treat `\` as `/`; other
-  // parsers (mobile clients, link previews) do not, and could then see a
-  // different host than we checked.
-  if (/[\u0000-\u0020\u007f\\]/.test(value)) {
-    return 'must not contain spaces, control characters or backslashes';
+  if (URL_FORBIDDEN.test(value)) {
+    return 'must not contain spaces, control characters, invisible or bidirectional formatting characters or backslashes';
   }
   let url: URL;
   try {
@@ -74,6 +85,7 @@ export function httpsUrlProblem(value: string): string | null {
     return 'is not a valid URL';
   }
   if (url.protocol !== 'https:') return 'must start with https://';
+  if (url.username !== '' || url.password !== '') return 'must not contain user info (user@)';
   return null;
 }
 
@@ -90,12 +102,14 @@ function text(max: number, min = 1) {
   return schema.max(max, `must be at most ${max} characters`);
 }
 
-/** An https:// URL (see httpsUrlProblem). */
+/** An https:// URL (see httpsUrlProblem), parsed as the serialised URL. */
 function httpsUrl() {
-  return text(MAX_LENGTH.url).superRefine((value, ctx) => {
-    const problem = httpsUrlProblem(value);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  });
+  return text(MAX_LENGTH.url)
+    .superRefine((value, ctx) => {
+      const problem = httpsUrlProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .transform((value) => new URL(value).href);
 }
 
 // ---- buttons --------------------------------------------------------------

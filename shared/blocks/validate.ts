@@ -30,7 +30,14 @@ export interface BlockRules {
 }
 
 export type ValidationResult =
-  | { valid: true; preview: string; card_origin: string | null; mentioned_user_ids: string[] }
+  | {
+      valid: true;
+      preview: string;
+      card_origin: string | null;
+      mentioned_user_ids: string[];
+      /** The document to store: a copy with every URL serialised as parsed (`new URL(url).href`). */
+      document: unknown;
+    }
   | { valid: false; error_code: 'validation_error'; message: string; path: string; hint: string };
 
 export const MAX_DEPTH = 20; // the doc node is level 1
@@ -91,9 +98,12 @@ interface WalkState {
 
 export function validateContentJson(doc: unknown, rules: BlockRules): ValidationResult {
   const state: WalkState = { rules, nodeCount: 0, mentionedUserIds: [], cardOrigin: null };
+  let copy: unknown;
   try {
     checkSize(doc);
-    checkDocument(doc, state);
+    // The walk writes serialised URLs into a copy; the caller's value is left alone.
+    copy = structuredClone(doc);
+    checkDocument(copy, state);
   } catch (error) {
     if (!(error instanceof Invalid)) throw error;
     return {
@@ -106,9 +116,10 @@ export function validateContentJson(doc: unknown, rules: BlockRules): Validation
   }
   return {
     valid: true,
-    preview: previewOf(doc as PmNode),
+    preview: previewOf(copy as PmNode),
     card_origin: state.cardOrigin,
     mentioned_user_ids: state.mentionedUserIds,
+    document: copy,
   };
 }
 
@@ -222,6 +233,7 @@ function checkMarks(marks: unknown, path: string): void {
       if (href.length > MAX_LENGTH.url) fail(hrefPath, `must be at most ${MAX_LENGTH.url} characters`, URL_HINT);
       const problem = httpsUrlProblem(href);
       if (problem) fail(hrefPath, problem, URL_HINT);
+      (mark.attrs as JsonObject).href = new URL(href).href;
     }
   });
 }
@@ -260,6 +272,7 @@ function checkBlock(node: JsonObject, type: string, path: string, state: WalkSta
     const [issuePath, reason] = describeIssue(issue, propsPath);
     fail(issuePath, reason, propsHint(name, issuePath, state.rules));
   }
+  attrs.props = result.data; // URLs serialised by the schemas
   if (isCardBlock(name)) checkCardUrl(name, (result.data as { url: string }).url, join(propsPath, 'url'), state);
 }
 

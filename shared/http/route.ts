@@ -9,6 +9,7 @@ import { AppError, type ErrorCode } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import type { AppContext, AppState } from './context.js';
 import { JsonText } from './envelope.js';
+import { checkInput } from './input.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -141,6 +142,10 @@ export class RouteTable {
       ctx.state.route = pattern;
       if (needsKey) ctx.state.actor = await authenticate(ctx.state.rt.db, bearerToken(ctx.get('authorization')), ctx.state.rt.access);
       if (parseBody) await parseBody(ctx, noNext);
+      // Strings that cannot be stored and runaway nesting, before any schema sees them.
+      checkInput(ctx.params, 'path');
+      checkInput(ctx.query, 'query');
+      if (parseBody) checkInput(ctx.request.body, 'body');
       const request = {
         params: spec.params ? parseOrThrow(spec.params, ctx.params, 'path') : {},
         query: spec.query ? parseOrThrow(spec.query, ctx.query, 'query') : {},

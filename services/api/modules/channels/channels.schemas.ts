@@ -38,7 +38,7 @@ export type UpdateChannelInput = z.infer<typeof UpdateChannelBody>;
 export const ChannelParams = z.object({ channel_id: z.string() });
 export const MemberParams = z.object({ channel_id: z.string(), user_id: z.string() });
 
-export const AddMemberBody = z.object({
+export const AddMemberBody = z.strictObject({
   user_id: z.string({ error: 'is required (a user id)' }).refine(isUuid, 'must be a user id (a uuid)'),
 });
 

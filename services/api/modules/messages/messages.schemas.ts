@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { PageQuery } from '../../../../shared/http/envelope.js';
+import { jsonDepth } from '../../../../shared/http/input.js';
 import { isUuid } from '../../../../shared/ids.js';
 import { charCount } from '../channels/channels.schemas.js';
 
 export const MAX_CONTENT = 40_000;
 export const MAX_METADATA_BYTES = 16_384;
+/** Levels of objects/arrays in `metadata.data` (the data object is level 1), as content_json has its own (shared/blocks). */
+export const MAX_METADATA_DEPTH = 20;
 
 /** 1 to 40,000 characters (code points), not only white space. */
 export const Content = z
@@ -12,11 +15,16 @@ export const Content = z
   .refine((s) => s.trim().length > 0, 'must not be empty or only white space')
   .refine((s) => charCount(s) <= MAX_CONTENT, `must be at most ${MAX_CONTENT} characters`);
 
-/** `{type, data}`, at most 16 KB as JSON. */
+/** `{type, data}`, at most 16 KB as JSON, `data` at most 20 levels deep (checked before the size, which recurses). */
 export const Metadata = z
   .strictObject({
     type: z.string({ error: 'is required (a string)' }).min(1, 'must be 1 to 100 characters').max(100, 'must be 1 to 100 characters'),
-    data: z.record(z.string(), z.unknown(), { error: 'is required (an object)' }),
+    data: z
+      .record(z.string(), z.unknown(), { error: 'is required (an object)' })
+      .refine((d) => jsonDepth(d, MAX_METADATA_DEPTH) <= MAX_METADATA_DEPTH, {
+        message: `must be nested at most ${MAX_METADATA_DEPTH} levels deep`,
+        abort: true,
+      }),
   }, { error: 'must be an object {type, data}' })
   .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`);
 

@@ -42,8 +42,8 @@ function checkContentJson(rt: Runtime, doc: unknown) {
     const reason = result.message.slice((result.path || 'document').length).replace(/^:\s*/, '');
     throw new AppError('validation_error', `${where}: ${reason}`);
   }
-  // Admitted by the validator, so it has the shape the presenter declares.
-  return { content_json: doc as ContentDocument, card_origin: result.card_origin, mentioned_user_ids: [...new Set(result.mentioned_user_ids)] };
+  // Admitted by the validator (which serialises its URLs), so it has the shape the presenter declares.
+  return { content_json: result.document as ContentDocument, card_origin: result.card_origin, mentioned_user_ids: [...new Set(result.mentioned_user_ids)] };
 }
 
 function cleanContent(content: string) {

@@ -3,6 +3,7 @@
 // quoted text and quote blocks. Pure functions, no I/O: the server never
 // fetches any URL a payload contains.
 import { invalid } from '../../../../shared/errors.js';
+import { checkInput } from '../../../../shared/http/input.js';
 
 export const MAX_CONTENT = 40_000;
 const MAX_ATTACHMENTS = 50;
@@ -58,6 +59,8 @@ export function compatBody(body: unknown): Json {
       throw invalid('payload: is not valid JSON');
     }
     if (!isObject(parsed)) throw invalid('payload: must be a JSON object');
+    // The route layer saw one string; the strings inside it follow the same rule.
+    checkInput(parsed, 'payload');
     return parsed;
   }
   return body;
@@ -173,7 +176,8 @@ export function renderAttachment(a: CompatAttachment): RenderedAttachment {
   if (a.pretext) add(slackLinksToMarkdown(a.pretext));
   if (a.title) {
     // A relative link would point at this service: the title stays plain text.
-    const linked = a.title_link && absoluteHttpUrl(a.title_link) ? `**[${a.title}](${a.title_link})**` : `**${a.title}**`;
+    // The address as parsed (spaces and the like percent-encoded), so it stays one destination.
+    const linked = a.title_link && absoluteHttpUrl(a.title_link) ? `**[${a.title}](${new URL(a.title_link).href})**` : `**${a.title}**`;
     add(a.title, linked);
   }
   if (a.text) add(slackLinksToMarkdown(a.text));

@@ -3,6 +3,7 @@
 // message.updated. The pending row is taken in the same transaction, so a
 // retried job renders nothing twice.
 import { validateContentJson } from '../../../../shared/blocks/index.js';
+import { AppError } from '../../../../shared/errors.js';
 import type { JobHandler } from '../../../../shared/jobs.js';
 import { replaceMessageContent } from '../messages/messages.service.js';
 import { renderCompatMessage } from './webhooks.compat.js';
@@ -15,7 +16,14 @@ export const renderWebhookMessage: JobHandler<'webhook.render'> = async (rt, { m
     const { content, doc } = renderCompatMessage(pending.text, pending.attachments);
     const checked = validateContentJson(doc, { trackerHosts: rt.config.trackerHosts, codeHosts: rt.config.codeHosts });
     if (!checked.valid) rt.log.warn({ message_id: messageId, problem: checked.message }, 'rendered attachments kept as text only');
-    await replaceMessageContent(rt, trx, messageId, { content, content_json: checked.valid ? doc : null });
+    try {
+      // Checks (content rules, sanitizing, blocks) come before its write.
+      await replaceMessageContent(rt, trx, messageId, { content, content_json: checked.valid ? doc : null });
+    } catch (err) {
+      // Refused content would be refused on every retry: the placeholder stays.
+      if (!(err instanceof AppError && err.code === 'validation_error')) throw err;
+      rt.log.warn({ message_id: messageId, problem: err.message }, 'rendered attachments refused; the message keeps its text');
+    }
     await store.deletePendingRender(trx, messageId);
   });
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PageQuery } from '../../../../shared/http/envelope.js';
+import { Metadata } from '../messages/messages.schemas.js';
 import { MAX_CONTENT } from './webhooks.compat.js';
 
 const Name = z
@@ -17,15 +18,7 @@ export const ListWebhooksQuery = PageQuery;
 
 export const WebhookIdParams = z.object({ webhook_id: z.string() });
 
-// The message rules of contract §5 (the messages module applies the same on write).
-export const Metadata = z
-  .strictObject({
-    type: z.string().min(1).max(100),
-    data: z.record(z.string(), z.unknown()),
-  })
-  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= 16 * 1024, 'must be at most 16 KB as JSON');
-
-export const NativePostBody = z.object({
+export const NativePostBody = z.strictObject({
   content: z
     .string()
     .min(1)

@@ -7,7 +7,8 @@ import { enqueue } from '../../../../shared/jobs.js';
 import type { Runtime } from '../../../../shared/runtime.js';
 import { requireReadable } from '../channels/channels.access.js';
 import { postMessage } from '../messages/messages.service.js';
-import { placeholderContent, readCompatPost, type CompatPost, type Display } from './webhooks.compat.js';
+import { sanitizeContent } from '../messages/messages.sanitize.js';
+import { placeholderContent, readCompatPost, renderCompatMessage, type CompatPost, type Display } from './webhooks.compat.js';
 import { canDeleteWebhook, seesAllWebhooks } from './webhooks.policy.js';
 import { presentWebhook, type WebhookRow } from './webhooks.presenter.js';
 import type { NativePost } from './webhooks.schemas.js';
@@ -105,6 +106,18 @@ export async function postNative(rt: Runtime, webhookId: string, body: NativePos
 export async function postCompat(rt: Runtime, webhookId: string, body: unknown): Promise<void> {
   const hook = await postingHook(rt, webhookId);
   const post: CompatPost = readCompatPost(body);
+  // Everything is checked before anything is written: a refusal after the
+  // message is posted would answer 4xx/5xx to a sender that then retries and
+  // posts it twice. The worker renders the same content again (webhooks.jobs.ts).
+  if (post.attachments.length > 0) {
+    try {
+      sanitizeContent(renderCompatMessage(post.text, post.attachments).content);
+    } catch (err) {
+      // The rendered content is not what the sender wrote: name its attachments.
+      if (err instanceof AppError) throw new AppError(err.code, err.message.replace(/^content:/, 'attachments:'));
+      throw err;
+    }
+  }
   const message = await postAsHook(rt, hook, { content: placeholderContent(post), display: post.display });
   if (post.attachments.length === 0) return;
   await store.insertPendingRender(rt.db, message.id, post.text, post.attachments);

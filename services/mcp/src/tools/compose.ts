@@ -59,6 +59,8 @@ export const composeTool = {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   run(rules: BlockRules, args: { content_json: unknown; available_blocks?: string[] | undefined }) {
-    return { ...compose(args.content_json, rules, args.available_blocks) };
+    // The stored form of the document is the server's business, not part of the answer.
+    const { document: _stored, ...result } = compose(args.content_json, rules, args.available_blocks) as ValidationResult & { document?: unknown };
+    return result;
   },
 };
