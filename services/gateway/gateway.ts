@@ -7,7 +7,7 @@ import { authenticate, bearerToken } from '../../shared/auth.js';
 import { AppError } from '../../shared/errors.js';
 import type { AppContext } from '../../shared/http/context.js';
 import type { Runtime } from '../../shared/runtime.js';
-import { SseConnection } from './connection.js';
+import { Frame, SseConnection } from './connection.js';
 import { Hub, encodeFrame, type Ticket } from './hub.js';
 import { gatewayMetrics } from './metrics.js';
 import { StreamReader, entryTime } from '../../shared/stream-reader.js';
@@ -27,7 +27,7 @@ export interface GatewayOptions {
   reader?: StreamReader;
 }
 
-const KEEP_ALIVE = Buffer.from(': keep-alive\n\n');
+const KEEP_ALIVE = Frame.of(': keep-alive\n\n');
 
 export function createGateway(rt: Runtime, o: GatewayOptions) {
   const keepAliveMs = o.keepAliveMs ?? 15_000;

@@ -4,7 +4,7 @@
 // Membership changes are learnt from the events themselves, so routing never
 // queries the database.
 import { INTERNAL_EVENT_TYPES, type AxidEvent } from '../../shared/events.js';
-import type { ConnectionInfo, SseConnection } from './connection.js';
+import { Frame, type ConnectionInfo, type SseConnection } from './connection.js';
 
 /**
  * A stream being opened: registered right after its key was checked, so that
@@ -32,7 +32,7 @@ interface UserState {
 export type MembershipLoader = (userId: string) => Promise<string[]>;
 
 export const encodeFrame = (type: string, data: Record<string, unknown>) =>
-  Buffer.from(`event: ${type}\ndata: ${JSON.stringify(Object.assign({ type }, data, { type }))}\n\n`);
+  Frame.of(`event: ${type}\ndata: ${JSON.stringify(Object.assign({ type }, data, { type }))}\n\n`);
 
 const MEMBERSHIP_EVENTS = new Set(['channel.member_added', 'channel.member_removed', 'dm.created', 'channel.created']);
 
