@@ -502,7 +502,11 @@ async function fanoutRound(b: Bench, ctx: StreamCtx, side: Side, specs: StreamSp
     await sleep(1000);
     const baseKb = memoryOf(server.proc.pid).rssKb;
     const opened = await openStreams(b, ctx, side, server.url, specs);
-    await sleep(1500);
+    // Idle for a while before reading RSS: V8 collects the garbage of the
+    // opening burst only once allocation has been quiet for some seconds
+    // (its memory reducer); at 1.5 s the gateway's RSS still held about
+    // 3.5 KB per stream of it, the floor's 1 KB, nginx's none.
+    await sleep(settings.idleSeconds * 1000);
     const loadedKb = memoryOf(server.proc.pid).rssKb;
     const d = await postAndReceive(b, ctx, side, {
       postPaths: [postPath],
@@ -628,7 +632,7 @@ async function fanoutAndMemory(b: Bench, ctx: StreamCtx, fanout: Scenario, memor
       nchanTarget: { kind: 'ratio', op: '<=', value: 1.15 },
     },
   );
-  memory.notes.push(`RSS with ${count} idle streams minus RSS with none, a fresh server process each round`);
+  memory.notes.push(`RSS with ${count} streams idle for ${settings.idleSeconds} s minus RSS with none, a fresh server process each round`);
   memory.metrics.push({
     metric: 'memory per stream',
     unit: 'KB',
