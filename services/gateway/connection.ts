@@ -80,8 +80,13 @@ export class SseConnection {
     this.metrics.connections.inc();
   }
 
-  /** Queues a whole frame; false when the connection is gone (or was just cut off). Deliveries are counted by the caller, once per event. */
-  send(frame: Frame, isEvent = true, now = Date.now()): boolean {
+  /**
+   * Queues a whole frame; false when the connection is gone (or was just cut
+   * off). Deliveries are counted by the caller, once per event. With `cork`,
+   * the socket is corked (once) and added to that list for the caller to
+   * uncork.
+   */
+  send(frame: Frame, isEvent = true, now = Date.now(), cork: Socket[] | null = null): boolean {
     const socket = this.socket;
     if (this.closed || !socket) return false;
     const queued = socket.writableLength;
@@ -93,6 +98,10 @@ export class SseConnection {
       this.res.destroy();
       this.finish();
       return false;
+    }
+    if (cork && socket.writableCorked === 0) {
+      socket.cork();
+      cork.push(socket);
     }
     socket.write(this.chunked ? frame.chunk : frame.bytes);
     this.lastWriteAt = now;
