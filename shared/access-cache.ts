@@ -80,6 +80,8 @@ export class AccessCache {
       case 'member.removed':
         this.dropActors((a) => a.userId === data.user_id);
         this.dropAccess((key) => key.endsWith(`:${String(data.user_id)}`));
+        // their incoming webhooks stop with them
+        for (const [id, entry] of this.hooks) if ((entry.value as { created_by?: unknown }).created_by === data.user_id) this.hooks.delete(id);
         break;
       case 'member.updated':
         this.dropActors((a) => a.userId === (data.user as { id?: string } | undefined)?.id);

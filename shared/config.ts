@@ -84,6 +84,7 @@ const EnvSchema = z.object({
     .optional(),
   RATE_LIMIT_POINTS: positiveInt(1200),
   RATE_LIMIT_DURATION: positiveInt(60),
+  STREAM_MAX_PER_USER: positiveInt(50),
   TRACKER_HOSTS: commaList('linear.app'),
   CODE_HOSTS: commaList('github.com'),
   CORS_ORIGINS: originList,
@@ -112,6 +113,8 @@ export interface Config {
   dataDir: string;
   bootstrapAdminKey: string | undefined;
   rateLimit: { points: number; duration: number };
+  /** Open event streams one user may hold on one gateway process (services/gateway/gateway.ts). */
+  streamMaxPerUser: number;
   trackerHosts: string[];
   codeHosts: string[];
   /** Browser origins allowed to call the API and read the stream (exact matches); empty: no CORS. */
@@ -152,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.DATA_DIR,
     bootstrapAdminKey: e.BOOTSTRAP_ADMIN_KEY,
     rateLimit: { points: e.RATE_LIMIT_POINTS, duration: e.RATE_LIMIT_DURATION },
+    streamMaxPerUser: e.STREAM_MAX_PER_USER,
     trackerHosts: e.TRACKER_HOSTS,
     codeHosts: e.CODE_HOSTS,
     corsOrigins: e.CORS_ORIGINS,

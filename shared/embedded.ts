@@ -1,7 +1,7 @@
 // Embedded defaults (contract §2): what `npm start` uses on a machine that
 // has no Postgres, Redis or S3 configured. Each choice is logged once.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Config } from './config.js';
@@ -132,6 +132,10 @@ async function resolveS3(config: Config, log: Logger, stops: (() => Promise<void
     directory: dir,
     configureBuckets: [{ name: config.s3.bucket }],
   });
+  // Nothing is in flight before the server starts: parts left by a process
+  // that died mid-upload go now (what a lifecycle rule does on real S3).
+  rmSync(multipartDir(dir, config.s3.bucket), { recursive: true, force: true });
+  server.middleware.unshift(abortMultipartUpload(dir));
   const address = (await server.run()) as { address: string; port: number };
   stops.push(async () => {
     await server.close();
@@ -139,6 +143,27 @@ async function resolveS3(config: Config, log: Logger, stops: (() => Promise<void
   const endpoint = `http://127.0.0.1:${address.port}`;
   log.info({ dir, endpoint }, 'S3_ENDPOINT is unset: using the embedded S3-compatible server');
   return endpoint;
+}
+
+/** Where s3rver 3 keeps the parts of unfinished multipart uploads, one folder per upload id. */
+export const multipartDir = (s3Dir: string, bucket: string) => path.join(s3Dir, bucket, '._S3rver_uploads');
+
+const UPLOAD_ID = /^[0-9a-f]{32}$/; // s3rver's ids: 16 random bytes in hex
+
+/**
+ * AbortMultipartUpload (`DELETE /bucket/key?uploadId=…`), which s3rver lacks
+ * (it answers 405 and keeps the parts): removes the upload's parts.
+ */
+function abortMultipartUpload(s3Dir: string) {
+  return async (ctx: { method: string; path: string; query: Record<string, unknown>; status: number; body: unknown }, next: () => Promise<void>) => {
+    const uploadId = ctx.query.uploadId;
+    if (ctx.method !== 'DELETE' || typeof uploadId !== 'string') return next();
+    const bucket = ctx.path.split('/')[1] ?? '';
+    if (!UPLOAD_ID.test(uploadId) || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) return next();
+    rmSync(path.join(multipartDir(s3Dir, bucket), uploadId), { recursive: true, force: true });
+    ctx.status = 204;
+    ctx.body = null;
+  };
 }
 
 const redact = (url: string) => url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');

@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   file_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  too_many_streams: 429,
   internal_error: 500,
   not_implemented: 501,
   service_unavailable: 503,

@@ -26,10 +26,10 @@ describe('conversation policies (pure)', () => {
   });
 
   it('removing: self, admins/owners, or any member of a private channel', () => {
-    expect(canRemoveMember(actor('member'), { is_private: false }, true, 'me')).to.equal(true);
-    expect(canRemoveMember(actor('member'), { is_private: false }, true, 'other')).to.equal(false);
-    expect(canRemoveMember(actor('admin'), { is_private: false }, false, 'other')).to.equal(true);
-    expect(canRemoveMember(actor('member'), { is_private: true }, true, 'other')).to.equal(true);
+    expect(canRemoveMember(actor('member'), false, 'me')).to.equal(true);
+    expect(canRemoveMember(actor('member'), true, 'other')).to.equal(true);
+    expect(canRemoveMember(actor('member'), false, 'other')).to.equal(false);
+    expect(canRemoveMember(actor('admin'), false, 'other')).to.equal(true);
   });
 
   it('messages: members participate; only the author edits; author, admin or owner deletes', () => {

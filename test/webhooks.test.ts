@@ -184,6 +184,19 @@ describe('POST /hooks/{id} (native)', () => {
     expect(await messagesOf(hook.id)).to.have.length(1);
   });
 
+  it('stops the hooks of a member removed from the workspace (404 on both addresses, even once cached); other hooks keep posting', async () => {
+    const ws = await newWorkspace();
+    const member = await ws.user();
+    const { channel, hook } = await makeHook(ws, member.client);
+    const kept = expectOk(await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: channel.id, name: 'kept' }), 201).data;
+    expectOk(await hooks().post(`/hooks/${hook.id}`, { content: 'before' }), 201);
+    expectOk(await ws.owner.delete(`/api/v1/workspaces/current/members/${member.id}`), 204);
+    expectError(await hooks().post(`/hooks/${hook.id}`, { content: 'after' }), 404, 'not_found');
+    expectError(await hooks().post(`/hooks/compat/${hook.id}`, { text: 'after' }), 404, 'not_found');
+    expect((await messagesOf(hook.id)).map((m) => m.content)).to.deep.equal(['before']);
+    expectOk(await hooks().post(`/hooks/${kept.id}`, { content: 'still here' }), 201);
+  });
+
   it('answers 404 channel_not_found when the channel of a hook already in use is gone', async () => {
     const ws = await newWorkspace();
     const { channel, hook } = await makeHook(ws);

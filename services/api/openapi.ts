@@ -205,13 +205,13 @@ export function buildOpenApi(tables: RouteTable[]) {
   paths['/api/v1/stream'] = {
     get: {
       summary: 'Server-sent events stream',
-      description: 'Served by the gateway role. Needs an API key. Answers 200 with text/event-stream: an `init` event first, then events as they happen.',
+      description: 'Served by the gateway role. Needs an API key. Answers 200 with text/event-stream: an `init` event first, then events as they happen. At most `STREAM_MAX_PER_USER` open streams per user per gateway process: past it, 429 `too_many_streams`.',
       tags: ['Stream'],
       operationId: 'getApiV1Stream',
       security: [{ bearer: [] }],
       responses: {
         '200': { description: 'The event stream', headers: SERVICE_HEADERS, content: { 'text/event-stream': { schema: { type: 'string' } } } },
-        ...errorResponses(['unauthorized', 'key_expired', 'rate_limited', 'internal_error', 'service_unavailable'], errors),
+        ...errorResponses(['unauthorized', 'key_expired', 'rate_limited', 'too_many_streams', 'internal_error', 'service_unavailable'], errors),
       },
     },
   };

@@ -62,12 +62,37 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
 
   let closing = false;
 
+  // Open streams per user on this process. Counted per process, not across
+  // gateways: a stream lives on one process, so the count needs no expiry or
+  // heartbeat to survive a crash; N gateways allow at most N x the cap
+  // (docs/realtime.md).
+  const maxPerUser = rt.config.streamMaxPerUser;
+  const openPerUser = new Map<string, number>();
+  function holdStreamSlot(userId: string): () => void {
+    const open = openPerUser.get(userId) ?? 0;
+    if (open >= maxPerUser) {
+      throw new AppError('too_many_streams', `this user already has ${maxPerUser} open streams (STREAM_MAX_PER_USER): close one before opening another`);
+    }
+    openPerUser.set(userId, open + 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      const left = (openPerUser.get(userId) ?? 1) - 1;
+      if (left > 0) openPerUser.set(userId, left);
+      else openPerUser.delete(userId);
+    };
+  }
+
   async function middleware(ctx: AppContext, next: Next): Promise<void> {
     if (ctx.path !== STREAM_PATH) return next();
     if (ctx.method !== 'GET') return next();
     // Errors here (401, key_expired) are rendered as the JSON envelope.
     const actor = await authenticate(rt.db, bearerToken(ctx.get('authorization')), rt.access);
     const info = { keyId: actor.keyId, userId: actor.userId, workspaceId: actor.workspaceId };
+    const releaseSlot = holdStreamSlot(actor.userId);
+    // 'close' comes once the answer is done or the client went away, stream or error.
+    ctx.res.once('close', releaseSlot);
     const ticket = hub.reserve(info);
     try {
       await openStream(ctx, ticket);

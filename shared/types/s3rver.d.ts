@@ -11,5 +11,7 @@ declare module 's3rver' {
     constructor(options?: S3rverOptions);
     run(): Promise<{ address: string; port: number }>;
     close(): Promise<void>;
+    /** Koa's middleware list (S3rver extends Koa); composed when run() listens. */
+    middleware: ((ctx: { method: string; path: string; query: Record<string, unknown>; status: number; body: unknown }, next: () => Promise<void>) => unknown)[];
   }
 }

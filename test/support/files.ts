@@ -1,7 +1,9 @@
 // Upload helpers: multipart bodies generated as a stream (a 100 MB test never
 // builds a 100 MB buffer), hashed on the way out.
 import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { multipartDir } from '../../shared/embedded.js';
 import type { Stack } from '../../services/stack.js';
 import type { Response } from './client.js';
 
@@ -84,6 +86,22 @@ export async function hashOfUrl(url: string): Promise<{ status: number; sha256: 
     size += chunk.length;
   }
   return { status: res.status, sha256: hash.digest('hex'), size, headers: res.headers };
+}
+
+/** A download link under PUBLIC_BASE_URL, pointed at the test stack's own port. */
+export function reachable(s: Stack, url: string): string {
+  const base = `${s.rt.config.publicBaseUrl}/api/v1/files/`;
+  if (!url.startsWith(base)) throw new Error(`${url} does not start with ${base}`);
+  return `${s.url}/api/v1/files/${url.slice(base.length)}`;
+}
+
+/** Unfinished multipart uploads kept by the embedded S3 server (one folder each). */
+export function multipartUploads(s: Stack): string[] {
+  try {
+    return readdirSync(multipartDir(`${s.rt.config.dataDir}/s3`, s.rt.config.s3.bucket));
+  } catch {
+    return [];
+  }
 }
 
 export async function bucketKeys(s: Stack, prefix: string): Promise<string[]> {

@@ -23,9 +23,10 @@ export const canUpdateChannel = (actor: Actor, isMember: boolean) => isMember ||
 export const canAddMember = (channel: Pick<ChannelRow, 'is_private'>, isMember: boolean) => !channel.is_private || isMember;
 
 /**
- * Removing a member: anyone may remove themselves (leave); admins and owners may
- * remove anyone; in a private channel any member may remove another member
- * (whoever could add them can take them out again). Otherwise 403 forbidden.
+ * Removing a member: anyone may remove themselves (leave); in any channel, public
+ * or private, its members may remove other members (whoever could add them can
+ * take them out again); admins and owners may remove anyone from a channel they
+ * can see. Anyone else gets 403 forbidden (docs/decisions.md).
  */
-export const canRemoveMember = (actor: Actor, channel: Pick<ChannelRow, 'is_private'>, isMember: boolean, targetUserId: string) =>
-  targetUserId === actor.userId || isAdmin(actor) || (channel.is_private && isMember);
+export const canRemoveMember = (actor: Actor, isMember: boolean, targetUserId: string) =>
+  targetUserId === actor.userId || isAdmin(actor) || isMember;

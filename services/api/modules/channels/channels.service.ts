@@ -115,8 +115,8 @@ export async function addMember(db: Knex, actor: Actor, channelId: string, userI
 
 export async function removeMember(db: Knex, actor: Actor, channelId: string, userId: string) {
   const { channel, isMember } = await requireReadable(db, actor, channelId);
-  if (!canRemoveMember(actor, channel, isMember, userId)) {
-    throw forbidden('only the member themselves, workspace admins and owners (or, in a private channel, its members) remove a member');
+  if (!canRemoveMember(actor, isMember, userId)) {
+    throw forbidden('only members of the channel, workspace admins and owners remove someone else from a channel');
   }
   await db.transaction(async (trx) => {
     const removed = isUuid(userId) && (await store.deleteMember(trx, channel.id, userId));

@@ -6,6 +6,7 @@ import { FileSchema, FileWithDownloadSchema } from './files.presenter.js';
 import * as files from './files.service.js';
 
 export const FileIdParams = z.object({ file_id: z.string() });
+const DownloadQuery = z.object({ expires: z.string().optional(), sig: z.string().optional() });
 
 export function fileRoutes(routes: RouteTable) {
   const tag = 'Files';
@@ -23,14 +24,25 @@ export function fileRoutes(routes: RouteTable) {
         response: dataOf(FileSchema),
         errors: ['file_too_large', 'unsupported_media_type'],
       },
-      async ({ rt, actor, ctx }) => {
-        try {
-          return ok(await files.uploadFile(rt, actor, ctx.req));
-        } catch (err) {
-          // The client may still be sending: close the connection after answering.
-          ctx.set('Connection', 'close');
-          throw err;
-        }
+      // A refused upload's remaining body is read and discarded (files.upload.ts), so the client reads the answer.
+      async ({ rt, actor, ctx }) => ok(await files.uploadFile(rt, actor, ctx.req)),
+    )
+    .add(
+      {
+        method: 'get',
+        path: '/files/{file_id}/download',
+        summary: 'The file as an attachment, through the signed link of GET /files/{file_id} (embedded store only; no key needed)',
+        tag,
+        auth: 'none',
+        params: FileIdParams,
+        query: DownloadQuery,
+        produces: ['application/octet-stream'],
+        errors: ['forbidden'],
+      },
+      async ({ rt, params, query, ctx }) => {
+        const file = await files.downloadFile(rt, params.file_id, query);
+        ctx.set(file.headers);
+        return file.body;
       },
     )
     .add({ method: 'get', path: '/files/{file_id}', summary: 'File metadata and a download URL valid 15 minutes', tag, params: FileIdParams, response: dataOf(FileWithDownloadSchema) }, async ({ rt, actor, params }) =>

@@ -11,6 +11,13 @@ import { AppError } from '../../../../shared/errors.js';
 /** 100 MB, the interface document's limit (contract §5: 104,857,600 bytes). */
 export const MAX_FILE_BYTES = 104_857_600;
 
+// After refusing an upload the rest of the body is read and thrown away for
+// a while, as nginx's lingering close does: a client still sending (Node's
+// fetch, browsers) then reads our answer instead of a broken pipe. Bounded in
+// time and bytes, then the connection is cut.
+const LINGER_MS = 30_000;
+const LINGER_BYTES = 128 * 1024 * 1024;
+
 // Multipart parts of 5 MiB (the S3 minimum), two in flight: memory stays
 // around 15 MiB per upload whatever the file size.
 const PART_SIZE = 5 * 1024 * 1024;
@@ -71,20 +78,25 @@ export function receiveUpload(
   // Refuse at once what cannot fit (the multipart envelope of one file is small).
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit + 1024 * 1024) {
-    stopReading(req);
+    discardRest(req);
     return Promise.reject(fileTooLarge());
   }
 
   return new Promise<ReceivedFile>((resolve, reject) => {
     let settled = false;
     let storing: Promise<ReceivedFile> | null = null;
+    let stopStoring: ((err: Error) => void) | null = null;
     const finish = (err: unknown, value?: ReceivedFile) => {
       if (settled) return;
       settled = true;
-      if (err) {
-        stopReading(req, parser);
-        reject(err);
-      } else resolve(value!);
+      if (!err) return resolve(value!);
+      req.unpipe(parser);
+      discardRest(req);
+      // A part still being stored fails too, so its multipart upload is
+      // aborted; answer once that cleanup is done.
+      stopStoring?.(err as Error);
+      const cleanedUp = storing ? storing.then(() => undefined, () => undefined) : Promise.resolve();
+      void cleanedUp.then(() => reject(err));
     };
 
     let parser: busboy.Busboy;
@@ -119,6 +131,7 @@ export function receiveUpload(
 
     async function store(part: NodeJS.ReadableStream, filename: string | undefined, mimeType: string | undefined) {
       const counter = new ByteCounter(limit);
+      stopStoring = (err) => counter.destroy(err);
       part.on('error', (err) => counter.destroy(err));
       part.pipe(counter);
       const upload = new Upload({
@@ -143,8 +156,20 @@ export function receiveUpload(
   });
 }
 
-/** Stops parsing and lets the rest of the body drain, so the client reads our answer. */
-function stopReading(req: IncomingMessage, parser?: busboy.Busboy) {
-  if (parser) req.unpipe(parser);
+/**
+ * Reads and discards what the client still sends, at most LINGER_BYTES for at
+ * most LINGER_MS, then cuts the connection; a body that ends in time leaves
+ * the connection usable.
+ */
+function discardRest(req: IncomingMessage) {
+  if (req.complete) return;
+  let discarded = 0;
+  const cut = () => req.socket.destroy();
+  const timer = setTimeout(cut, LINGER_MS).unref();
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > LINGER_BYTES) cut();
+  });
+  req.once('close', () => clearTimeout(timer));
   req.resume();
 }
