@@ -592,7 +592,6 @@ async function fanoutAndMemory(b: Bench, ctx: StreamCtx, fanout: Scenario, memor
     (r) => fanoutRound(b, ctx, 'floor', floorSpecs, postPath, r),
     ctx.nchan ? (r) => fanoutRound(b, ctx, 'nchan', nchanSpecs, postPath, r) : null,
   );
-  const nchan = ctx.nchan ? { nchan: c.map((r) => r.perConnKb) } : {};
   const open = [...a, ...f, ...c].map((r) => r.opened);
   const count = Math.min(...open) === Math.max(...open) ? `${open[0]}` : `${Math.min(...open)}–${Math.max(...open)}`;
   fanout.notes.push(
@@ -639,7 +638,7 @@ async function fanoutAndMemory(b: Bench, ctx: StreamCtx, fanout: Scenario, memor
     axid: a.map((r) => r.perConnKb),
     floor: f.map((r) => r.perConnKb),
     target: { kind: 'ratio', op: '<=', value: 1.5 },
-    ...nchan,
+    ...of((r) => r.perConnKb),
     nchanTarget: { kind: 'ratio', op: '<=', value: 1.2 },
   });
   if (available) memory.metrics.push({ metric: 'memory per stream, Axid', unit: 'KB', axid: a.map((r) => r.perConnKb), floor: [], target: { kind: 'abs', op: '<', value: 16, aim: true } });
