@@ -492,6 +492,28 @@ async function postAndReceive(
 
 interface FanoutRound extends Delivery, Opened {
   perConnKb: number;
+  /** How long the RSS took to settle. */
+  settleS: number;
+}
+
+/**
+ * RSS once it stops falling: V8 returns the garbage of the opening burst only
+ * after allocation has been quiet for a while (its memory reducer), in steps 8 to 15 s apart
+ * over some 20 s for the gateway (at 10,000 streams: 13.4 KB per stream 7 s
+ * after opening, 11.7 at 12 s, 8.6 at 22 s; the floor 10.1 → 9.7, nginx 10.0
+ * throughout). Polled each second until no drop above 1% for settleSeconds.
+ */
+async function settledRssKb(pid: number): Promise<{ kb: number; seconds: number }> {
+  const started = Date.now();
+  let low = memoryOf(pid).rssKb;
+  let lowAt = Date.now();
+  while (Date.now() - lowAt < settings.settleSeconds * 1000 && Date.now() - started < settings.settleMaxSeconds * 1000) {
+    await sleep(1000);
+    const kb = memoryOf(pid).rssKb;
+    if (kb < low * 0.99) lowAt = Date.now();
+    low = Math.min(low, kb);
+  }
+  return { kb: low, seconds: (Date.now() - started) / 1000 };
 }
 
 /** A fresh server; RSS before and after opening the streams; then the posts. */
@@ -502,12 +524,9 @@ async function fanoutRound(b: Bench, ctx: StreamCtx, side: Side, specs: StreamSp
     await sleep(1000);
     const baseKb = memoryOf(server.proc.pid).rssKb;
     const opened = await openStreams(b, ctx, side, server.url, specs);
-    // Idle for a while before reading RSS: V8 collects the garbage of the
-    // opening burst only once allocation has been quiet for some seconds
-    // (its memory reducer); at 1.5 s the gateway's RSS still held about
-    // 3.5 KB per stream of it, the floor's 1 KB, nginx's none.
-    await sleep(settings.idleSeconds * 1000);
-    const loadedKb = memoryOf(server.proc.pid).rssKb;
+    await sleep(1500);
+    const settled = await settledRssKb(server.proc.pid);
+    const loadedKb = settled.kb;
     const d = await postAndReceive(b, ctx, side, {
       postPaths: [postPath],
       rate: settings.fanoutRate,
@@ -516,7 +535,7 @@ async function fanoutRound(b: Bench, ctx: StreamCtx, side: Side, specs: StreamSp
       serverPid: server.proc.pid,
       nchanUrl: server.url,
     });
-    return { ...opened, ...d, perConnKb: (loadedKb - baseKb) / opened.opened };
+    return { ...opened, ...d, perConnKb: (loadedKb - baseKb) / opened.opened, settleS: settled.seconds };
   } finally {
     // The server closes first: the closed sockets' TIME_WAIT lands on its side, not on the clients' ports.
     await server.proc.stop(1500);
@@ -631,7 +650,13 @@ async function fanoutAndMemory(b: Bench, ctx: StreamCtx, fanout: Scenario, memor
       nchanTarget: { kind: 'ratio', op: '<=', value: 1.15 },
     },
   );
-  memory.notes.push(`RSS with ${count} streams idle for ${settings.idleSeconds} s minus RSS with none, a fresh server process each round`);
+  const settle = (side: string, rounds: FanoutRound[]) => (rounds.length ? [`${side}: RSS settled after ${rounds.map((r) => r.settleS.toFixed(0)).join(' / ')} s idle`] : []);
+  memory.notes.push(
+    `RSS with ${count} idle streams, once it stopped falling, minus RSS with none, a fresh server process each round`,
+    ...settle('Axid', a),
+    ...settle('floor', f),
+    ...settle('Nchan', c),
+  );
   memory.metrics.push({
     metric: 'memory per stream',
     unit: 'KB',
