@@ -3,7 +3,7 @@ import { loadConfig } from '../shared/config.js';
 import { createDb, ensureDatabase } from '../shared/db/knex.js';
 import { migrateLatest } from '../shared/db/migrate.js';
 import { createLogger } from '../shared/logger.js';
-import { bootstrapWorkspace } from './api/bootstrap.js';
+import { bootstrapWorkspace } from './core/bootstrap.js';
 
 const config = loadConfig();
 const log = createLogger(config.logLevel);

@@ -1,135 +1,64 @@
 // The composition root: one code base, the roles in ROLES, one HTTP port.
-// `npm start` and the tests start the stack through here.
+// `npm start` and the tests start the stack through here. Roles are imported
+// only when this process runs them: a gateway-only pod never loads sharp or
+// the BullMQ worker (services/core/jobs.ts), nor the API's routes.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Koa from 'koa';
 import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import type { Config } from '../shared/config.js';
 import { createDb, ensureDatabase } from '../shared/db/knex.js';
 import { migrateLatest } from '../shared/db/migrate.js';
-import { resolveDependencies, type Probes } from '../shared/embedded.js';
-import { AppError } from '../shared/errors.js';
-import type { AppState } from '../shared/http/context.js';
-import { corsMiddleware } from '../shared/http/cors.js';
-import { renderErrors } from '../shared/http/errors.js';
-import { opsRoutes } from '../shared/http/ops.js';
-import { rateLimit } from '../shared/http/rate-limit.js';
-import { requestContext } from '../shared/http/request-context.js';
-import { closeQueue } from '../shared/jobs.js';
+import { resolveDependencies, type Dependencies, type Probes } from '../shared/embedded.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetrics } from '../shared/metrics.js';
 import { OutboxRelay } from '../shared/outbox-relay.js';
+import { JobOutboxPublisher } from '../shared/job-outbox.js';
 import { AccessCache } from '../shared/access-cache.js';
 import { onCommittedEvents } from '../shared/events.js';
 import { StreamReader } from '../shared/stream-reader.js';
 import { createRedis, keys } from '../shared/redis.js';
 import type { Runtime } from '../shared/runtime.js';
-import { apiRoutes } from './api/routes.js';
-import { bootstrapWorkspace } from './api/bootstrap.js';
-import { createGateway } from './gateway/gateway.js';
-import { startWorker } from './worker/worker.js';
+import { createApp } from './app.js';
 
 export interface Stack {
   rt: Runtime;
   url: string;
   server: http.Server;
   relay: OutboxRelay | null;
+  /** Moves recorded jobs to the queue (processes that write: api, worker). */
+  jobs: JobOutboxPublisher | null;
   /** Graceful stop: refuse new work, finish what is in flight, close connections. */
   close(): Promise<void>;
 }
 
 const SHUTDOWN_BUDGET_MS = 9_000;
+/** /readyz answers within a second even when a dependency hangs. */
+const READY_TIMEOUT_MS = 800;
 
 export async function startStack(config: Config, log: Logger = createLogger(config.logLevel), probes: Probes = {}): Promise<Stack> {
-  const deps = await resolveDependencies(config, log, probes);
-  await ensureDatabase(deps.databaseUrl);
-  const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10);
-  const redis = createRedis(deps.redisUrl, 'axid-commands', { autoPipelining: true });
-  redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
-  const s3 = new S3Client({
-    endpoint: deps.s3Endpoint,
-    region: config.s3.region,
-    forcePathStyle: config.s3.forcePathStyle,
-    credentials: { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey },
-  });
-
-  // Processes that read events (api, gateway) keep caches fresh from them.
-  const readsEvents = config.roles.includes('api') || config.roles.includes('gateway');
-  const rt: Runtime = {
-    config,
-    log,
-    db,
-    redis,
-    s3,
-    streamKey: keys(config.redisKeyPrefix).events,
-    metrics: createMetrics(),
-    // Only where an event reader keeps it fresh (a stream still checks its
-    // key in the database once it is registered).
-    access: new AccessCache(readsEvents),
-    async ready() {
-      try {
-        await Promise.all([db.raw('SELECT 1'), redis.ping()]);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-  };
-
-  await migrateLatest(db, { lock: !deps.embeddedDatabase, then: (trx) => bootstrapWorkspace(trx, config, log) });
   const roles = new Set(config.roles);
+  const writes = roles.has('api') || roles.has('worker');
+  // Processes that read events (api, gateway) keep caches fresh from them.
+  const readsEvents = roles.has('api') || roles.has('gateway');
+
+  const deps = await resolveDependencies(config, log, probes);
+  const rt = await connect(config, log, deps, readsEvents);
+  if (config.migrateOnStart) await migrate(rt, deps);
   // Only the roles that touch files need the bucket (the gateway never does).
-  if (roles.has('api') || roles.has('worker')) await ensureBucket(s3, config.s3.bucket);
-  // Every process that writes (api, worker) can relay the outbox; one is elected.
-  const relay =
-    roles.has('api') || roles.has('worker')
-      ? new OutboxRelay({
-          db,
-          databaseUrl: deps.databaseUrl,
-          redis,
-          streamKey: rt.streamKey,
-          accessStreamKey: keys(config.redisKeyPrefix).accessEvents,
-          log,
-          metrics: rt.metrics,
-          redisUrl: deps.redisUrl,
-          wakeChannel: keys(config.redisKeyPrefix).outboxWake,
-          listen: !deps.embeddedDatabase,
-        })
-      : null;
-  relay?.start();
+  if (writes) await ensureBucket(rt.s3, config.s3.bucket);
 
-  // One event reader per process, shared by the gateway (fan-out) and the API
-  // (cache invalidation). Without the gateway, the API reads only the access stream.
-  const readerStream = roles.has('gateway') ? rt.streamKey : keys(config.redisKeyPrefix).accessEvents;
-  const reader = readsEvents ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: readerStream, log, blockMs: 5_000 }) : null;
-  reader?.subscribe((event) => rt.access.onEvent(event));
-  const stopCommitListener = onCommittedEvents((committed) => {
-    relay?.publishCommitted(committed);
-    for (const c of committed) rt.access.onEvent(c.event);
-  });
-  reader?.start();
-  await reader?.ready();
-  const gateway = roles.has('gateway') ? createGateway(rt, { databaseUrl: deps.databaseUrl, redisUrl: deps.redisUrl, reader: reader! }) : null;
-  const worker = roles.has('worker') ? await startWorker(rt, { redisUrl: deps.redisUrl }) : null;
+  const events = startEventFlow(rt, deps, { writes, readsEvents, fanOut: roles.has('gateway') });
+  await events.reader?.ready();
 
-  const app = new Koa<AppState>({ proxy: true });
-  app.use(requestContext(rt));
-  // Outside renderErrors, so error answers keep the CORS headers, and before
-  // the rate limit, so preflights (answered here) are not counted.
-  if (config.corsOrigins.length > 0) app.use(corsMiddleware(config.corsOrigins));
-  app.use(renderErrors);
-  app.use(opsRoutes);
-  const limiter = rateLimit(rt);
-  app.use(limiter);
-  if (gateway) app.use(gateway.middleware);
-  if (roles.has('api')) {
-    app.use(apiRoutes().router.routes());
-  }
-  app.use(async () => {
-    throw new AppError('not_found', 'no such route: see /api/v1/openapi.json');
-  });
-  app.on('error', (err) => log.debug({ err: err.message }, 'koa error'));
+  const gateway = roles.has('gateway')
+    ? (await import('./gateway/gateway.js')).createGateway(rt, { databaseUrl: deps.databaseUrl, redisUrl: deps.redisUrl, reader: events.reader! })
+    : null;
+  const worker = roles.has('worker') ? await (await import('./worker/worker.js')).startWorker(rt, { redisUrl: deps.redisUrl }) : null;
+  const api = roles.has('api') ? (await import('./api/routes.js')).apiRoutes().router : undefined;
+  // The web app (services/web/dist) is served by the API role.
+  const web = roles.has('api') ? (await import('./api/web-app.js')).webApp() : undefined;
 
+  const app = createApp(rt, { gateway: gateway ?? undefined, api, web });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
@@ -140,6 +69,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
+      // Stop taking work first (streams, jobs, requests), then the plumbing under it.
       const hardStop = setTimeout(() => server.closeAllConnections(), SHUTDOWN_BUDGET_MS);
       const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
@@ -147,17 +77,118 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       await worker?.close();
       await serverClosed;
       clearTimeout(hardStop);
-      limiter.stop();
-      await relay?.stop();
-      stopCommitListener();
-      await reader?.stop();
-      await closeQueue(rt);
-      await redis.quit().catch(() => redis.disconnect());
-      await db.destroy();
+      await events.stop();
+      if (writes) await (await import('../shared/jobs.js')).closeQueue(rt);
+      await rt.redis.quit().catch(() => rt.redis.disconnect());
+      await rt.db.destroy();
       await deps.stop();
     })());
 
-  return { rt, url, server, relay, close };
+  return { rt, url, server, relay: events.relay, jobs: events.jobs, close };
+}
+
+/** The connections and instruments every role is handed. */
+async function connect(config: Config, log: Logger, deps: Dependencies, readsEvents: boolean): Promise<Runtime> {
+  const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10, log);
+  const redis = createRedis(deps.redisUrl, 'axid-commands', { autoPipelining: true });
+  redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
+  // On Node 20 the AWS SDK prints a multi-line notice that its releases after
+  // January 2027 need Node 22 (docs/decisions.md, "Node versions"); the SDK's
+  // documented switch turns it off so that the log stays one JSON object a line.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const s3 = new S3Client({
+    endpoint: deps.s3Endpoint,
+    region: config.s3.region,
+    forcePathStyle: config.s3.forcePathStyle,
+    credentials: { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey },
+  });
+  return {
+    config,
+    log,
+    db,
+    redis,
+    s3,
+    streamKey: keys(config.redisKeyPrefix).events,
+    metrics: createMetrics(),
+    // Only where an event reader keeps it fresh (a stream still checks its
+    // key in the database once it is registered).
+    access: new AccessCache(readsEvents),
+    // Time-boxed: a dependency that does not answer makes /readyz answer 503
+    // within READY_TIMEOUT_MS instead of hanging with it.
+    async ready() {
+      if (redis.status !== 'ready') return false; // commands would wait in ioredis's offline queue
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS)));
+      const checks = Promise.all([db.raw('SELECT 1'), redis.ping()]).then(
+        () => true,
+        () => false,
+      );
+      try {
+        return await Promise.race([checks, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/**
+ * MIGRATE_ON_START (on for `npm start`): create the database, migrate, and on
+ * an empty database bootstrap the first workspace. In Kubernetes the migration
+ * Job does this (`npm run migrate`) and the deployments only start.
+ */
+async function migrate(rt: Runtime, deps: Dependencies) {
+  const { bootstrapWorkspace } = await import('./core/bootstrap.js');
+  await ensureDatabase(deps.databaseUrl);
+  await migrateLatest(rt.db, { lock: !deps.embeddedDatabase, then: (trx) => bootstrapWorkspace(trx, rt.config, rt.log) });
+}
+
+/**
+ * Who publishes and who reads events. Every process that writes (api, worker)
+ * can relay the outbox; one is elected. One event reader per reading process,
+ * shared by the gateway (fan-out) and the access cache; without the gateway the
+ * process reads only the access stream.
+ */
+function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: boolean; readsEvents: boolean; fanOut: boolean }) {
+  const streams = keys(rt.config.redisKeyPrefix);
+  const relay = o.writes
+    ? new OutboxRelay({
+        db: rt.db,
+        databaseUrl: deps.databaseUrl,
+        redis: rt.redis,
+        streamKey: rt.streamKey,
+        accessStreamKey: streams.accessEvents,
+        log: rt.log,
+        metrics: rt.metrics,
+        redisUrl: deps.redisUrl,
+        wakeChannel: streams.outboxWake,
+        listen: !deps.embeddedDatabase,
+      })
+    : null;
+  relay?.start();
+  const jobs = o.writes ? new JobOutboxPublisher(rt) : null;
+  jobs?.start();
+
+  const readerStream = o.fanOut ? rt.streamKey : streams.accessEvents;
+  const reader = o.readsEvents ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: readerStream, log: rt.log, blockMs: 5_000 }) : null;
+  reader?.subscribe((event) => rt.access.onEvent(event));
+  const stopCommitListener = onCommittedEvents((committed) => {
+    relay?.publishCommitted(committed);
+    for (const c of committed) rt.access.onEvent(c.event);
+  });
+  reader?.start();
+
+  return {
+    relay,
+    jobs,
+    reader,
+    async stop() {
+      await relay?.stop();
+      await jobs?.stop();
+      stopCommitListener();
+      await reader?.stop();
+    },
+  };
 }
 
 async function ensureBucket(s3: S3Client, bucket: string) {

@@ -78,12 +78,16 @@ const EnvSchema = z.object({
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   S3_FORCE_PATH_STYLE: boolFlag(true),
   DATA_DIR: z.string().min(1).default('./.data'),
+  MIGRATE_ON_START: boolFlag(true),
   BOOTSTRAP_ADMIN_KEY: z
     .string()
     .regex(/^[A-Za-z0-9_-]{32,128}$/, 'must be 32 to 128 characters of A-Za-z0-9_-')
     .optional(),
   RATE_LIMIT_POINTS: positiveInt(1200),
   RATE_LIMIT_DURATION: positiveInt(60),
+  // Not in the contract's table: how long a file may stay `processing` (or a
+  // compatible post unrendered) before the worker enqueues its job again.
+  JOB_RECONCILE_AFTER: positiveInt(30),
   STREAM_MAX_PER_USER: positiveInt(50),
   TRACKER_HOSTS: commaList('linear.app'),
   CODE_HOSTS: commaList('github.com'),
@@ -111,8 +115,12 @@ export interface Config {
     forcePathStyle: boolean;
   };
   dataDir: string;
+  /** Migrate (and bootstrap an empty database) at start; off where a migration Job does it (k8s/base). */
+  migrateOnStart: boolean;
   bootstrapAdminKey: string | undefined;
   rateLimit: { points: number; duration: number };
+  /** Seconds after which unfinished work found in Postgres is enqueued again (services/worker/reconcile.ts). */
+  jobReconcileAfter: number;
   /** Open event streams one user may hold on one gateway process (services/gateway/gateway.ts). */
   streamMaxPerUser: number;
   trackerHosts: string[];
@@ -153,8 +161,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       forcePathStyle: e.S3_FORCE_PATH_STYLE,
     },
     dataDir: e.DATA_DIR,
+    migrateOnStart: e.MIGRATE_ON_START,
     bootstrapAdminKey: e.BOOTSTRAP_ADMIN_KEY,
     rateLimit: { points: e.RATE_LIMIT_POINTS, duration: e.RATE_LIMIT_DURATION },
+    jobReconcileAfter: e.JOB_RECONCILE_AFTER,
     streamMaxPerUser: e.STREAM_MAX_PER_USER,
     trackerHosts: e.TRACKER_HOSTS,
     codeHosts: e.CODE_HOSTS,

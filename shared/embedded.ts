@@ -109,8 +109,14 @@ async function resolveRedis(config: Config, log: Logger, stops: (() => Promise<v
     ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '60 1', '--appendonly', 'no'],
     { stdio: 'ignore' },
   );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   stops.push(async () => {
+    // It saves its data on the way out (a restart must not race it). It stays
+    // running if that save fails (folder gone, disk full): SIGKILL then.
     child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+    await exited;
+    clearTimeout(killer);
   });
   for (let i = 0; i < 50 && !(await canConnect('127.0.0.1', port)); i++) await new Promise((r) => setTimeout(r, 100));
   log.info({ dir, port }, 'Redis does not answer and REDIS_URL is unset: started redis-server from PATH');

@@ -46,3 +46,28 @@ export const isUniqueViolation = (err: unknown, constraint?: string): boolean =>
   const e = err as { code?: string; constraint?: string };
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 };
+
+// Errors that say a dependency (Postgres) cannot be reached right now, as
+// opposed to a fault in the request: connection refused or dropped, the
+// server shutting down or starting up (57P01 admin_shutdown, 57P02, 57P03
+// cannot_connect_now), any connection exception (class 08), too many
+// connections, or no pooled connection within knex's acquire timeout.
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300']);
+
+export function isDependencyUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; name?: string; message?: string; errors?: unknown[] } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('08'))) return true;
+  if (e.name === 'KnexTimeoutError') return true;
+  // node-postgres reports a connection closed under it with this message and no code.
+  if (e.message === 'Connection terminated unexpectedly' || e.message === 'Connection terminated') return true;
+  // A connect attempt to several addresses fails with an AggregateError of them.
+  return Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every(isDependencyUnavailable);
+}
+
+/** What a request gets while a dependency is away: 503 and when to try again. */
+export const RETRY_AFTER_UNAVAILABLE_S = 5;
+export const serviceUnavailable = () =>
+  new AppError('service_unavailable', 'a service we depend on is unavailable right now: retry shortly', {
+    'Retry-After': String(RETRY_AFTER_UNAVAILABLE_S),
+  });

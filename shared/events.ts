@@ -3,6 +3,7 @@
 // them to the Redis stream once committed (outbox-relay.ts). Ephemeral events
 // (typing) skip the outbox and go straight to the stream.
 import type { Db, Knex } from './db/knex.js';
+import { serviceUnavailable } from './errors.js';
 import type { Redis } from './redis.js';
 
 export const EVENT_TYPES = [
@@ -122,7 +123,11 @@ export const recordEvent = (trx: Db, event: AxidEvent) => recordEvents(trx, [eve
 export const STREAM_MAXLEN = 100_000;
 export const ACCESS_STREAM_MAXLEN = 10_000;
 
-/** Publishes an ephemeral event at once; lost if Redis is away, by design. */
+/**
+ * Publishes an ephemeral event at once. While Redis is away it is refused
+ * (503) instead of waiting in ioredis's offline queue: nothing keeps it.
+ */
 export async function publishEphemeral(redis: Redis, streamKey: string, event: AxidEvent): Promise<void> {
+  if (redis.status !== 'ready') throw serviceUnavailable();
   await redis.xadd(streamKey, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', JSON.stringify(event));
 }

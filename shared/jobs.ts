@@ -1,7 +1,10 @@
 // Background jobs: the one map of job name → payload, and how the API hands a
-// job to the worker. Job ids are derived from the payload, so enqueueing the
-// same work twice is a no-op and a retry finds its own earlier attempt.
+// job to the worker: recordJob writes it to the job outbox in the caller's
+// transaction, and the job publisher (job-outbox.ts) enqueues it once
+// committed. Job ids are derived from the payload, so enqueueing the same work
+// twice is a no-op and a retry finds its own earlier attempt.
 import { Queue, type JobsOptions } from 'bullmq';
+import type { Db, Knex } from './db/knex.js';
 import { keys } from './redis.js';
 import type { Runtime } from './runtime.js';
 
@@ -57,9 +60,40 @@ function queueOf(rt: Runtime): Queue {
   return queue;
 }
 
-/** Enqueues a job after the change it works on has committed. */
+/** Puts a job on the queue now (the job publisher; services call recordJob). */
 export async function enqueue<N extends JobName>(rt: Runtime, name: N, payload: JobPayloads[N]): Promise<void> {
   await queueOf(rt).add(name, payload, { jobId: jobId(name, payload) });
+}
+
+/** Puts recorded jobs on the queue in one round trip. */
+export async function enqueueRecorded(rt: Runtime, jobs: { name: JobName; payload: JobPayloads[JobName] }[]): Promise<void> {
+  await queueOf(rt).addBulk(
+    jobs.map(({ name, payload }) => ({ name, data: payload, opts: { jobId: (JOB_IDS[name] as (p: unknown) => string)(payload) } })),
+  );
+}
+
+const recordedListeners = new Set<() => void>();
+
+/** Runs listener after each commit (in this process) that recorded jobs; returns the unsubscribe function. */
+export function onJobsRecorded(listener: () => void): () => void {
+  recordedListeners.add(listener);
+  return () => recordedListeners.delete(listener);
+}
+
+/**
+ * Records a job in the caller's transaction (the job outbox); the job
+ * publisher enqueues it once committed, at once when it runs in this process.
+ */
+export async function recordJob<N extends JobName>(trx: Db, name: N, payload: JobPayloads[N]): Promise<void> {
+  await trx('job_outbox').insert({ name, payload: JSON.stringify(payload) });
+  const t = trx as Knex.Transaction;
+  if (t.isTransaction && t.executionPromise) void t.executionPromise.then(jobsRecorded, () => undefined);
+  else jobsRecorded(); // autocommit: the insert was the commit
+}
+
+/** Wakes this process's job publisher; call it after a statement that wrote job_outbox rows outside recordJob. */
+export function jobsRecorded(): void {
+  for (const listener of recordedListeners) listener();
 }
 
 /** Jobs by state, for the queue-depth gauge. */

@@ -222,7 +222,14 @@ export class OutboxRelay {
   /** The relay's own connection when it has one, so relaying never waits for (or delays) request handling. */
   private query<R>(sql: string, params: unknown[]): Promise<R[]> {
     if (this.client) return this.client.query(sql, params).then((r) => r.rows as R[]);
-    return this.o.db.raw(sql.replace(/\$\d+/g, '?'), params as never[]).then((r: { rows: R[] }) => r.rows);
+    // knex binds `?` by position: each `$n` becomes a `?` with its own copy of
+    // parameter n (a statement may use `$1` twice, as readOutbox does).
+    const bindings: unknown[] = [];
+    const knexSql = sql.replace(/\$(\d+)/g, (_, n: string) => {
+      bindings.push(params[Number(n) - 1]);
+      return '?';
+    });
+    return this.o.db.raw(knexSql, bindings as never[]).then((r: { rows: R[] }) => r.rows);
   }
 
   /**

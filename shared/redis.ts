@@ -21,7 +21,8 @@ export const keys = (prefix: string) => ({
   events: `${prefix}events`,
   /** The access-changing events only (events.ts ACCESS_EVENT_TYPES). */
   accessEvents: `${prefix}access-events`,
-  rateLimit: `${prefix}rl:`,
+  // rate-limiter-flexible adds the ":" after it.
+  rateLimit: `${prefix}rl`,
   queue: `${prefix}bull`,
   outboxWake: `${prefix}outbox-wake`,
 });

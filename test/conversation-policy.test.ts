@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type { Actor } from '../shared/auth.js';
-import { canAddMember, canRemoveMember, canSetDefault, canUpdateChannel } from '../services/api/modules/channels/channels.policy.js';
-import { canDeleteMessage, canEditMessage, canParticipate } from '../services/api/modules/messages/messages.policy.js';
-import { isEmoji } from '../services/api/modules/messages/messages.schemas.js';
+import { canAddMember, canRemoveMember, canSetDefault, canUpdateChannel } from '../services/core/channels/channels.policy.js';
+import { canDeleteMessage, canEditMessage, canParticipate } from '../services/core/messages/messages.policy.js';
+import { isEmoji } from '../services/core/messages/messages.schemas.js';
 
 const actor = (role: Actor['role'], userId = 'me'): Actor => ({ keyId: 'k', userId, workspaceId: 'w', role, isAgent: false });
 

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { expect } from 'chai';
-import * as messages from '../services/api/modules/messages/messages.store.js';
-import * as dms from '../services/api/modules/dms/dms.store.js';
+import * as messages from '../services/core/messages/messages.store.js';
+import * as dms from '../services/core/dms/dms.store.js';
 import { newWorkspace, stack } from './support/stack.js';
 
 async function explain(sql: string): Promise<string> {

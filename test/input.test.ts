@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { z } from 'zod';
 import { apiRoutes } from '../services/api/routes.js';
-import { neutralizeLinks } from '../services/api/modules/messages/messages.sanitize.js';
+import { neutralizeLinks } from '../services/core/messages/messages.sanitize.js';
 import { Client } from './support/client.js';
 import { createChannel, messagesUrl, postMessage } from './support/conversations.js';
 import { expectError, expectOk } from './support/expect.js';

@@ -28,7 +28,7 @@ const KNOWN_ENV = new Set([
   'ROLES', 'PORT', 'HOST', 'PUBLIC_BASE_URL', 'DATABASE_URL', 'REDIS_URL', 'REDIS_KEY_PREFIX',
   'S3_ENDPOINT', 'S3_REGION', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE',
   'DATA_DIR', 'BOOTSTRAP_ADMIN_KEY', 'RATE_LIMIT_POINTS', 'RATE_LIMIT_DURATION', 'TRACKER_HOSTS', 'CODE_HOSTS',
-  'LOG_LEVEL', 'NODE_ENV',
+  'LOG_LEVEL', 'MIGRATE_ON_START', 'NODE_ENV',
 ]);
 const SECRET_ENV = ['DATABASE_URL', 'REDIS_URL', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'BOOTSTRAP_ADMIN_KEY'];
 /**
@@ -248,6 +248,10 @@ describe('k8s manifests', function () {
           const roles = env.filter((e) => e.name === 'ROLES');
           expect(roles, 'one ROLES variable').to.have.length(1);
           expect(roles[0]?.value).to.equal(role);
+          // The migration Job migrates: a role pod never runs migrations at start.
+          const migrate = env.filter((e) => e.name === 'MIGRATE_ON_START');
+          expect(migrate, 'one MIGRATE_ON_START variable').to.have.length(1);
+          expect(migrate[0]?.value).to.equal('false');
           expect(commandLine(c)).to.match(/services\/main\.ts$/);
           expect(c.image, 'image').to.be.a('string').and.match(/(^|\/)axid(:|@)/);
 

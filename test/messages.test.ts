@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { driverQueries } from './support/queries.js';
-import { postMessage as post } from '../services/api/modules/messages/messages.service.js';
+import { postMessage as post } from '../services/core/messages/messages.service.js';
 import { expectError, expectOk } from './support/expect.js';
 import { createChannel, messagesUrl, postMessage, waitForEvents } from './support/conversations.js';
 import { newWorkspace, stack } from './support/stack.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { createDb, ensureDatabase } from '../shared/db/knex.js';
 import { migrateLatest, migrationSource } from '../shared/db/migrate.js';
-import { listMessages } from '../services/api/modules/messages/messages.store.js';
+import { listMessages } from '../services/core/messages/messages.store.js';
 import { testEnv, type TestEnv } from './support/stack.js';
 
 describe('migrations on a database with data', () => {
@@ -32,7 +32,7 @@ describe('migrations on a database with data', () => {
     await db('threads').insert({ root_message_id: root.id, workspace_id: ws.id, channel_id: channel.id, reply_count: 1, last_reply_at: new Date() });
     await db('reactions').insert({ message_id: plain.id, user_id: user.id, emoji: 'tada' });
 
-    expect(await migrateLatest(db)).to.deep.equal(['004_message_page_hints', '005_message_insert_checks']);
+    expect(await migrateLatest(db)).to.deep.equal(['004_message_page_hints', '005_message_insert_checks', '006_job_outbox']);
 
     const page = JSON.parse((await listMessages(db, { channelId: channel.id, limit: 50 })).data) as Record<string, any>[];
     expect(page.map((m) => m.content)).to.deep.equal(['plain', 'root']);

@@ -3,11 +3,14 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { Document, Spectral } from '@stoplight/spectral-core';
-import { Json } from '@stoplight/spectral-parsers';
+// A CommonJS package whose named exports Node's ES module loader cannot see (tests run as ES modules: .mocharc.json).
+import spectralParsers from '@stoplight/spectral-parsers';
 import { oas } from '@stoplight/spectral-rulesets';
 import { parse } from 'yaml';
 import { Client } from './support/client.js';
 import { stack } from './support/stack.js';
+
+const { Json } = spectralParsers;
 
 /** .spectral.yaml as a ruleset object: it extends `spectral:oas` and turns rules off. */
 function committedRuleset() {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isSafeDestination, sanitizeContent } from '../services/api/modules/messages/messages.sanitize.js';
+import { isSafeDestination, sanitizeContent } from '../services/core/messages/messages.sanitize.js';
 import { expectError, expectOk } from './support/expect.js';
 import { createChannel, messagesUrl, postMessage } from './support/conversations.js';
 import { newWorkspace } from './support/stack.js';

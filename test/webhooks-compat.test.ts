@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { contentDisposition } from '../services/api/modules/files/files.service.js';
-import { canDeleteWebhook, seesAllWebhooks } from '../services/api/modules/webhooks/webhooks.policy.js';
-import { readCompatPost, renderCompatMessage, slackLinksToMarkdown } from '../services/api/modules/webhooks/webhooks.compat.js';
+import { contentDisposition } from '../services/core/files/files.service.js';
+import { canDeleteWebhook, seesAllWebhooks } from '../services/core/webhooks/webhooks.policy.js';
+import { readCompatPost, renderCompatMessage, slackLinksToMarkdown } from '../services/core/webhooks/webhooks.compat.js';
 import type { Actor } from '../shared/auth.js';
 
 const actor = (role: Actor['role'], userId = 'u1'): Actor => ({ keyId: 'k', userId, workspaceId: 'w', role, isAgent: false });

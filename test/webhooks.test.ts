@@ -6,15 +6,14 @@ import { fileURLToPath } from 'node:url';
 import { IncomingWebhook } from '@slack/webhook';
 import { expect } from 'chai';
 import { startStack, type Stack } from '../services/stack.js';
-import { handlers } from '../services/worker/handlers.js';
+import { handlers } from '../services/core/jobs.js';
 import { createLogger } from '../shared/logger.js';
 import { Client } from './support/client.js';
 import { expectError, expectOk } from './support/expect.js';
 import { waitFor } from './support/files.js';
 import { newWorkspace, stack, testEnv, uniqueName, type TestWorkspace } from './support/stack.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const FIXTURES = path.resolve(repoRoot, '..', 'shared', 'fixtures', 'slack-incoming');
+const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'slack-incoming');
 
 // Channels are written directly: these tests are about hooks, not the channel endpoints.
 async function makeChannel(ws: TestWorkspace, o: { is_private?: boolean; members?: string[] } = {}, s: Stack = stack()) {
@@ -337,7 +336,7 @@ describe('POST /hooks/compat/{id} (chat-platform compatible)', () => {
     expect(await messagesOf(hook.id)).to.have.length(0);
   });
 
-  describe('the real senders in shared/fixtures/slack-incoming', () => {
+  describe('the real senders in test/fixtures/slack-incoming', () => {
     type Check = (m: { content: string; content_json: unknown; display: unknown }) => void;
     const contains = (...parts: string[]): Check => (m) => {
       for (const p of parts) expect(m.content).to.include(p);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Queue } from 'bullmq';
-import { handlers as realHandlers } from '../services/worker/handlers.js';
+import { handlers as realHandlers } from '../services/core/jobs.js';
 import { startWorker } from '../services/worker/worker.js';
 import { startStack, type Stack } from '../services/stack.js';
 import { enqueue, jobId, QUEUE_NAME, queuePrefix, type JobHandlers } from '../shared/jobs.js';

@@ -7,6 +7,10 @@ import { authenticate, bearerToken } from '../../shared/auth.js';
 import { AppError } from '../../shared/errors.js';
 import type { AppContext } from '../../shared/http/context.js';
 import type { Runtime } from '../../shared/runtime.js';
+import { channelIdsOfUser } from '../core/channels/channels.store.js';
+import { presentUser } from '../core/users/users.presenter.js';
+import { findKeyHolder } from '../core/users/users.store.js';
+import { presentWorkspace } from '../core/workspaces/workspaces.presenter.js';
 import { Frame, SseConnection } from './connection.js';
 import { Hub, encodeFrame, type Ticket } from './hub.js';
 import { gatewayMetrics } from './metrics.js';
@@ -34,10 +38,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
   const maxQueueBytes = o.maxQueueBytes ?? 1024 * 1024;
   const metrics = gatewayMetrics(rt.metrics);
 
-  const hub = new Hub(async (userId) => {
-    const rows: { channel_id: string }[] = await rt.db('channel_members').where({ user_id: userId }).select('channel_id');
-    return rows.map((r) => r.channel_id);
-  });
+  const hub = new Hub((userId) => channelIdsOfUser(rt.db, userId));
 
   const ownReader = !o.reader;
   const reader = o.reader ?? new StreamReader({ redisUrl: o.redisUrl, streamKey: rt.streamKey, log: rt.log, blockMs: o.readBlockMs ?? 5_000 });
@@ -88,7 +89,8 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     if (ctx.path !== STREAM_PATH) return next();
     if (ctx.method !== 'GET') return next();
     // Errors here (401, key_expired) are rendered as the JSON envelope.
-    const actor = await authenticate(rt.db, bearerToken(ctx.get('authorization')), rt.access);
+    if (ctx.state.authFailure) throw ctx.state.authFailure;
+    const actor = ctx.state.actor ?? (await authenticate(rt.db, bearerToken(ctx.get('authorization')), rt.access));
     const info = { keyId: actor.keyId, userId: actor.userId, workspaceId: actor.workspaceId };
     const releaseSlot = holdStreamSlot(actor.userId);
     // 'close' comes once the answer is done or the client went away, stream or error.
@@ -105,26 +107,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     const { info } = ticket;
     // Read after the ticket exists, and only while the key and the user are
     // still valid: a revocation committed after this read cancels the ticket.
-    const snapshot = await rt
-      .db('api_keys as k')
-      .join('users as u', 'u.id', 'k.user_id')
-      .join('workspaces as w', 'w.id', 'u.workspace_id')
-      .where('k.id', info.keyId)
-      .whereNull('k.revoked_at')
-      .whereNull('u.deactivated_at')
-      .first(
-        'u.id',
-        'u.name',
-        'u.display_name',
-        'u.avatar_url',
-        'u.role',
-        'u.is_agent',
-        'u.created_at',
-        'w.id as w_id',
-        'w.name as w_name',
-        'w.settings as w_settings',
-        'w.created_at as w_created_at',
-      );
+    const snapshot = await findKeyHolder(rt.db, info.keyId);
     if (closing) throw new AppError('service_unavailable', 'this gateway is shutting down: reconnect');
     if (!snapshot || ticket.cancelled) throw new AppError('unauthorized', 'a valid API key is required: send Authorization: Bearer <API_KEY>');
 
@@ -151,21 +134,8 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     );
     const init = encodeFrame('init', {
       presence: {},
-      user: {
-        id: snapshot.id,
-        name: snapshot.name,
-        display_name: snapshot.display_name,
-        avatar_url: snapshot.avatar_url,
-        role: snapshot.role,
-        is_agent: snapshot.is_agent,
-        created_at: snapshot.created_at,
-      },
-      workspace: {
-        id: snapshot.w_id,
-        name: snapshot.w_name,
-        settings: { max_users: snapshot.w_settings?.max_users ?? null },
-        created_at: snapshot.w_created_at,
-      },
+      user: presentUser(snapshot.user),
+      workspace: presentWorkspace(snapshot.workspace),
     });
     try {
       await hub.attach(conn, ticket, () => conn.open(init));

@@ -5,7 +5,8 @@ import client from 'prom-client';
 import { JOB_NAMES, QUEUE_NAME, queueCounts, queuePrefix, type JobHandlers, type JobName } from '../../shared/jobs.js';
 import { createRedis } from '../../shared/redis.js';
 import type { Runtime } from '../../shared/runtime.js';
-import { handlers as defaultHandlers } from './handlers.js';
+import { handlers as defaultHandlers } from '../core/jobs.js';
+import { startReconciler } from './reconcile.js';
 
 export interface WorkerOptions {
   redisUrl: string;
@@ -61,8 +62,11 @@ export async function startWorker(rt: Runtime, o: WorkerOptions) {
       connection,
       prefix: queuePrefix(rt.config.redisKeyPrefix),
       concurrency: o.concurrency ?? 4,
-      lockDuration: o.lockDuration ?? 30_000,
-      stalledInterval: o.stalledInterval ?? 30_000,
+      // A job whose worker died (SIGKILL, OOM) is taken up again once its lock
+      // lapses and a stalled check sees it: within about 15 s, not a minute.
+      // The lock is renewed every half lockDuration while the job runs.
+      lockDuration: o.lockDuration ?? 10_000,
+      stalledInterval: o.stalledInterval ?? 5_000,
       maxStalledCount: 2,
     },
   );
@@ -71,6 +75,7 @@ export async function startWorker(rt: Runtime, o: WorkerOptions) {
   );
   worker.on('error', (err) => rt.log.warn({ err: err.message }, 'worker error'));
   await worker.waitUntilReady();
+  const stopReconciler = startReconciler(rt);
 
   // Queue depth is read when /metrics is scraped, not polled.
   new client.Gauge({
@@ -89,6 +94,7 @@ export async function startWorker(rt: Runtime, o: WorkerOptions) {
     /** Waits for the jobs in flight, then lets go of Redis. */
     async close() {
       rt.metrics.registry.removeSingleMetric('axid_queue_depth');
+      await stopReconciler();
       await worker.close();
       await connection.quit().catch(() => connection.disconnect());
     },

@@ -9,12 +9,19 @@ export type Db = Knex | Knex.Transaction;
 // sequence numbers and counters far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
 
-export function createDb(databaseUrl: string, poolMax = 10): Knex {
+/** Where knex's own warnings go (a lost connection, a failed acquire): the service log, not the console. */
+export interface DbLog {
+  warn(obj: object, msg: string): void;
+}
+
+export function createDb(databaseUrl: string, poolMax = 10, log?: DbLog): Knex {
+  const warn = (message: unknown) => log?.warn({ err: String((message as Error)?.message ?? message) }, 'database');
   return knexFactory({
     client: 'pg',
     connection: { connectionString: databaseUrl, application_name: 'axid' },
     pool: { min: 0, max: poolMax },
     acquireConnectionTimeout: 10_000,
+    ...(log ? { log: { warn, error: warn, deprecate: warn, debug: () => undefined } } : {}),
   });
 }
 

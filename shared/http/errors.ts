@@ -1,5 +1,5 @@
 import type { Next } from 'koa';
-import { AppError, type ErrorCode } from '../errors.js';
+import { AppError, isDependencyUnavailable, serviceUnavailable, type ErrorCode } from '../errors.js';
 import type { AppContext } from './context.js';
 
 // Errors thrown by Koa's own helpers and body parsers carry only a status.
@@ -14,6 +14,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 
 function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
+  if (isDependencyUnavailable(err)) return serviceUnavailable();
   const e = err as { status?: number; statusCode?: number; expose?: boolean; type?: string; message?: string };
   // co-body (under koa-body) throws a SyntaxError with status 400 and no type for bad JSON.
   if (e?.type === 'entity.parse.failed' || (err instanceof SyntaxError && e.status === 400)) return new AppError('validation_error', 'body: malformed JSON');

@@ -10,6 +10,7 @@ import type { Runtime } from '../runtime.js';
 import type { AppContext, AppState } from './context.js';
 import { JsonText } from './envelope.js';
 import { checkInput } from './input.js';
+import { parseOrThrow } from '../validation.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -81,25 +82,6 @@ export class Reply<T = unknown> {
   ) {}
 }
 
-
-/** Names the field at fault: `content_json.content.3.attrs.props.buttons.1.url: must start with https://`. */
-export function describeIssues(error: z.ZodError, where?: string): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => {
-      const path = issue.path.map(String).join('.') || where || 'body';
-      const message = /received undefined$/.test(issue.message) ? 'is required' : issue.message;
-      return `${path}: ${message}`;
-    })
-    .join('; ');
-}
-
-export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, where?: string): z.infer<T> {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new AppError('validation_error', describeIssues(parsed.error, where));
-  return parsed.data;
-}
-
 export class RouteTable {
   readonly specs: RouteSpec[] = [];
 
@@ -140,7 +122,8 @@ export class RouteTable {
     // authenticate, read the body, validate, run the handler, answer.
     const run = async (ctx: AppContext): Promise<void> => {
       ctx.state.route = pattern;
-      if (needsKey) ctx.state.actor = await authenticate(ctx.state.rt.db, bearerToken(ctx.get('authorization')), ctx.state.rt.access);
+      if (needsKey && ctx.state.authFailure) throw ctx.state.authFailure;
+      if (needsKey) ctx.state.actor ??= await authenticate(ctx.state.rt.db, bearerToken(ctx.get('authorization')), ctx.state.rt.access);
       if (parseBody) await parseBody(ctx, noNext);
       // Strings that cannot be stored and runaway nesting, before any schema sees them.
       checkInput(ctx.params, 'path');

@@ -1,11 +1,9 @@
 // A gateway on its own port over the shared stack's runtime, for options the
 // stack does not expose (short keep-alive, a small queue) and for close().
+// The app is the one every process builds (services/app.ts), gateway only.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Koa from 'koa';
-import type { AppState } from '../../shared/http/context.js';
-import { renderErrors } from '../../shared/http/errors.js';
-import { requestContext } from '../../shared/http/request-context.js';
+import { createApp } from '../../services/app.js';
 import { createGateway, type GatewayOptions } from '../../services/gateway/gateway.js';
 import { stack } from './stack.js';
 
@@ -13,10 +11,7 @@ export async function startGateway(o: Partial<GatewayOptions> = {}) {
   const rt = stack().rt;
   const gateway = createGateway(rt, { databaseUrl: rt.config.databaseUrl, redisUrl: rt.config.redisUrl, ...o });
   await gateway.ready();
-  const app = new Koa<AppState>();
-  app.use(requestContext(rt));
-  app.use(renderErrors);
-  app.use(gateway.middleware);
+  const app = createApp(rt, { gateway });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -37,7 +37,9 @@ export class PrivateRedis {
     return `redis://127.0.0.1:${this.port}`;
   }
 
+  /** Starts the server unless it runs already (a second one would fail to bind and the first would be lost). */
   async up() {
+    if (this.child) return;
     this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir], {
       stdio: 'ignore',
     });

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { startStack, type Stack } from '../../services/stack.js';
-import { createWorkspaceWithOwner } from '../../services/api/modules/workspaces/workspaces.service.js';
+import { createWorkspaceWithOwner } from '../../services/core/workspaces/workspaces.service.js';
 import { Client } from './client.js';
 
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';

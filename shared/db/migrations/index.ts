@@ -3,6 +3,7 @@ import * as core from './001_core.js';
 import * as filesWebhooks from './003_files_webhooks.js';
 import * as messagePageHints from './004_message_page_hints.js';
 import * as messageInsertChecks from './005_message_insert_checks.js';
+import * as jobOutbox from './006_job_outbox.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '003_files_webhooks': filesWebhooks,
   '004_message_page_hints': messagePageHints,
   '005_message_insert_checks': messageInsertChecks,
+  '006_job_outbox': jobOutbox,
 };

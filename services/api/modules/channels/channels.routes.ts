@@ -1,9 +1,9 @@
 import { list, ok } from '../../../../shared/http/envelope.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
-import { ChannelMemberSchema, ChannelSchema } from './channels.presenter.js';
+import { ChannelMemberSchema, ChannelSchema } from '../../../core/channels/channels.presenter.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
-import { AddMemberBody, ChannelParams, CreateChannelBody, ListQuery, MemberParams, UpdateChannelBody } from './channels.schemas.js';
-import * as channels from './channels.service.js';
+import { AddMemberBody, ChannelParams, CreateChannelBody, ListQuery, MemberParams, UpdateChannelBody } from '../../../core/channels/channels.schemas.js';
+import * as channels from '../../../core/channels/channels.service.js';
 
 export function channelRoutes(routes: RouteTable) {
   const tag = 'Channels';

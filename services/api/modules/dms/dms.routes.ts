@@ -1,10 +1,10 @@
 import { list, ok } from '../../../../shared/http/envelope.js';
 import { Reply, type RouteTable } from '../../../../shared/http/route.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
-import { ConversationSchema } from './dms.presenter.js';
+import { ConversationSchema } from '../../../core/dms/dms.presenter.js';
 import { messageRoutes } from '../messages/messages.routes.js';
-import { ConversationParams, ListQuery, OpenConversationBody } from './dms.schemas.js';
-import * as dms from './dms.service.js';
+import { ConversationParams, ListQuery, OpenConversationBody } from '../../../core/dms/dms.schemas.js';
+import * as dms from '../../../core/dms/dms.service.js';
 
 export function dmRoutes(routes: RouteTable) {
   const tag = 'Direct messages';

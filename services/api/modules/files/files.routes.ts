@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { dataOf } from '../../../../shared/http/responses.js';
-import { FileSchema, FileWithDownloadSchema } from './files.presenter.js';
-import * as files from './files.service.js';
+import { FileSchema, FileWithDownloadSchema } from '../../../core/files/files.presenter.js';
+import * as files from '../../../core/files/files.service.js';
 
 export const FileIdParams = z.object({ file_id: z.string() });
 const DownloadQuery = z.object({ expires: z.string().optional(), sig: z.string().optional() });

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
-import type { ChannelKind } from '../channels/channels.access.js';
-import { MessageSchema, ReactionSchema } from './messages.presenter.js';
-import { ListMessagesQuery, PostMessageBody, ReactionBody, UpdateMessageBody } from './messages.schemas.js';
-import * as messages from './messages.service.js';
+import type { ChannelKind } from '../../../core/channels/channels.access.js';
+import { MessageSchema, ReactionSchema } from '../../../core/messages/messages.presenter.js';
+import { ListMessagesQuery, PostMessageBody, ReactionBody, UpdateMessageBody } from '../../../core/messages/messages.schemas.js';
+import * as messages from '../../../core/messages/messages.service.js';
 
 /**
  * Message routes under one parent: `/channels/{channel_id}` (kind channel) or

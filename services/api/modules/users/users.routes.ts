@@ -1,9 +1,9 @@
 import { ok, list } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
-import { CreatedUserSchema, UserSchema } from './users.presenter.js';
-import { CreateAgentBody, CreateUserBody, ListUsersQuery, UpdateMeBody, UserIdParams } from './users.schemas.js';
-import * as users from './users.service.js';
+import { CreatedUserSchema, UserSchema } from '../../../core/users/users.presenter.js';
+import { CreateAgentBody, CreateUserBody, ListUsersQuery, UpdateMeBody, UserIdParams } from '../../../core/users/users.schemas.js';
+import * as users from '../../../core/users/users.service.js';
 
 export function userRoutes(routes: RouteTable) {
   const tag = 'Users and agents';

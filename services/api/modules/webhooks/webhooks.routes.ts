@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { list, ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
-import { MessageSchema } from '../messages/messages.presenter.js';
-import { WebhookSchema } from './webhooks.presenter.js';
-import { CreateWebhookBody, ListWebhooksQuery, NativePostBody, WebhookIdParams } from './webhooks.schemas.js';
-import * as webhooks from './webhooks.service.js';
+import { MessageSchema } from '../../../core/messages/messages.presenter.js';
+import { WebhookSchema } from '../../../core/webhooks/webhooks.presenter.js';
+import { CreateWebhookBody, ListWebhooksQuery, NativePostBody, WebhookIdParams } from '../../../core/webhooks/webhooks.schemas.js';
+import * as webhooks from '../../../core/webhooks/webhooks.service.js';
 
 const tag = 'Webhooks';
 

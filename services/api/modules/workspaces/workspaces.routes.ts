@@ -1,11 +1,11 @@
 import { PageQuery, list, ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
-import { UserSchema } from '../users/users.presenter.js';
-import { WorkspaceSchema } from './workspaces.presenter.js';
-import * as users from '../users/users.service.js';
-import { MemberParams, UpdateMemberBody, UpdateWorkspaceBody } from './workspaces.schemas.js';
-import * as workspaces from './workspaces.service.js';
+import { UserSchema } from '../../../core/users/users.presenter.js';
+import { WorkspaceSchema } from '../../../core/workspaces/workspaces.presenter.js';
+import * as users from '../../../core/users/users.service.js';
+import { MemberParams, UpdateMemberBody, UpdateWorkspaceBody } from '../../../core/workspaces/workspaces.schemas.js';
+import * as workspaces from '../../../core/workspaces/workspaces.service.js';
 
 export function workspaceRoutes(routes: RouteTable) {
   const tag = 'Workspace';

@@ -1,0 +1,133 @@
+import type { Actor } from '../../../shared/auth.js';
+import type { Knex } from '../../../shared/db/knex.js';
+import { AppError, forbidden, invalid, isUniqueViolation, notFound } from '../../../shared/errors.js';
+import { recordEvents, type AxidEvent } from '../../../shared/events.js';
+import { isUuid } from '../../../shared/ids.js';
+import { decodeCursor, pageOf, type PageQuery } from '../../../shared/http/envelope.js';
+import { presentUser } from '../users/users.presenter.js';
+import { findActiveUser } from '../users/users.store.js';
+import { requireReadable } from './channels.access.js';
+import { canAddMember, canRemoveMember, canSetDefault, canUpdateChannel } from './channels.policy.js';
+import { presentChannel, presentMember, type ChannelRow } from './channels.presenter.js';
+import type { CreateChannelInput, UpdateChannelInput } from './channels.schemas.js';
+import * as store from './channels.store.js';
+
+const nameTaken = (name: string) => new AppError('name_taken', `a channel named "${name}" already exists in this workspace`);
+
+/** Public channels are announced to the workspace; private ones only to their members. */
+const channelAddress = (channel: ChannelRow): AxidEvent['to'] =>
+  channel.is_private
+    ? { scope: 'channel', workspace_id: channel.workspace_id, channel_id: channel.id }
+    : { scope: 'workspace', workspace_id: channel.workspace_id };
+
+export async function listChannels(db: Knex, actor: Actor, q: PageQuery) {
+  const rows = await store.listVisibleChannels(db, {
+    workspaceId: actor.workspaceId,
+    userId: actor.userId,
+    after: decodeCursor(q.cursor),
+    limit: q.limit,
+  });
+  return pageOf(rows, q.limit, presentChannel);
+}
+
+export async function getChannel(db: Knex, actor: Actor, channelId: string) {
+  const { channel } = await requireReadable(db, actor, channelId);
+  return presentChannel(channel);
+}
+
+export async function createChannel(db: Knex, actor: Actor, input: CreateChannelInput) {
+  if (input.is_default && !canSetDefault(actor)) throw forbidden('only workspace owners and admins create default channels');
+  if (input.parent_channel_id) {
+    // An unknown or hidden parent: 404 like any hidden channel; a sub-channel as parent: depth 1 exceeded.
+    const { channel: parent } = await requireReadable(db, actor, input.parent_channel_id);
+    if (parent.parent_channel_id) {
+      throw invalid('parent_channel_id: the parent is itself a sub-channel; sub-channels nest at most one level deep');
+    }
+  }
+  try {
+    return await db.transaction(async (trx) => {
+      const channel = await store.insertChannel(trx, {
+        workspace_id: actor.workspaceId,
+        name: input.name,
+        description: input.description ?? '',
+        is_private: input.is_private ?? false,
+        is_default: input.is_default ?? false,
+        parent_channel_id: input.parent_channel_id ?? null,
+        team_id: input.team_id ?? null,
+        created_by: actor.userId,
+      });
+      await store.insertMember(trx, { channel_id: channel.id, user_id: actor.userId, workspace_id: actor.workspaceId });
+      await recordEvents(trx, [{ type: 'channel.created', to: channelAddress(channel), data: { channel: presentChannel(channel) } }]);
+      return presentChannel(channel);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, 'channels_workspace_name')) throw nameTaken(input.name);
+    throw err;
+  }
+}
+
+export async function updateChannel(db: Knex, actor: Actor, channelId: string, patch: UpdateChannelInput) {
+  const { channel, isMember } = await requireReadable(db, actor, channelId);
+  if (!canUpdateChannel(actor, isMember)) throw forbidden('only members of the channel, admins and owners update it: join it first');
+  if (patch.is_default !== undefined && !canSetDefault(actor)) throw forbidden('only workspace owners and admins change is_default');
+  if (Object.keys(patch).length === 0) return presentChannel(channel);
+  try {
+    return await db.transaction(async (trx) => {
+      const updated = await store.updateChannel(trx, channel.id, patch);
+      await recordEvents(trx, [{ type: 'channel.updated', to: channelAddress(updated), data: { channel: presentChannel(updated) } }]);
+      return presentChannel(updated);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, 'channels_workspace_name')) throw nameTaken(patch.name ?? '');
+    throw err;
+  }
+}
+
+export async function listMembers(db: Knex, actor: Actor, channelId: string, q: PageQuery) {
+  const { channel } = await requireReadable(db, actor, channelId);
+  const rows = await store.listMembers(db, { channelId: channel.id, after: decodeCursor(q.cursor), limit: q.limit });
+  return pageOf(rows, q.limit, (r) => presentMember(r.member, r.user));
+}
+
+/** The seven rules of "Adding a member" in the interface document. */
+export async function addMember(db: Knex, actor: Actor, channelId: string, userId: string) {
+  // Rule 4: a non-member of a private channel gets the same 404 as for a missing one.
+  const { channel, isMember } = await requireReadable(db, actor, channelId);
+  // Rules 2 and 3 (a non-member of a private channel never gets past rule 4).
+  if (!canAddMember(channel, isMember)) throw forbidden('only members of a private channel add others to it');
+  return db.transaction(async (trx) => {
+    // Rule 6: the target must be an active member of this workspace.
+    const user = await findActiveUser(trx, actor.workspaceId, userId);
+    if (!user) throw notFound('User');
+    const member = await store.insertMember(trx, { channel_id: channel.id, user_id: user.id, workspace_id: actor.workspaceId });
+    // Rule 7.
+    if (!member) throw new AppError('already_member', 'the user is already a member of this channel');
+    await recordEvents(trx, [
+      {
+        type: 'channel.member_added',
+        to: { scope: 'channel', workspace_id: actor.workspaceId, channel_id: channel.id, user_ids: [user.id] },
+        data: { channel_id: channel.id, user_id: user.id, user: presentUser(user) },
+      },
+    ]);
+    // Rule 1: 201 with the ChannelMember record.
+    return presentMember(member, user);
+  });
+}
+
+export async function removeMember(db: Knex, actor: Actor, channelId: string, userId: string) {
+  const { channel, isMember } = await requireReadable(db, actor, channelId);
+  if (!canRemoveMember(actor, isMember, userId)) {
+    throw forbidden('only members of the channel, workspace admins and owners remove someone else from a channel');
+  }
+  await db.transaction(async (trx) => {
+    const removed = isUuid(userId) && (await store.deleteMember(trx, channel.id, userId));
+    if (!removed) throw notFound('Channel member');
+    await recordEvents(trx, [
+      {
+        type: 'channel.member_removed',
+        to: { scope: 'channel', workspace_id: actor.workspaceId, channel_id: channel.id, user_ids: [userId] },
+        data: { channel_id: channel.id, user_id: userId },
+      },
+    ]);
+  });
+}

@@ -1,0 +1,134 @@
+import type { Actor } from '../../../shared/auth.js';
+import type { Db } from '../../../shared/db/knex.js';
+import { isUuid } from '../../../shared/ids.js';
+import type { UserRow } from '../users/users.presenter.js';
+import type { ChannelRow, MemberRow } from './channels.presenter.js';
+
+export const insertChannel = async (
+  db: Db,
+  row: Pick<ChannelRow, 'workspace_id' | 'name' | 'description' | 'is_private' | 'is_default' | 'parent_channel_id' | 'team_id' | 'created_by'>,
+): Promise<ChannelRow> => {
+  const [created] = await db<ChannelRow>('channels').insert({ ...row, kind: 'channel' }).returning('*');
+  return created as ChannelRow;
+};
+
+export const updateChannel = async (db: Db, id: string, patch: Partial<Pick<ChannelRow, 'name' | 'description' | 'is_default'>>) => {
+  const [row] = await db<ChannelRow>('channels').where({ id }).update(patch).returning('*');
+  return row as ChannelRow;
+};
+
+/** Public channels and the private ones the user is in, oldest first (channels_workspace_seq). */
+export const listVisibleChannels = (db: Db, o: { workspaceId: string; userId: string; after?: number; limit: number }): Promise<ChannelRow[]> =>
+  db('channels as c')
+    .where({ 'c.workspace_id': o.workspaceId, 'c.kind': 'channel' })
+    .where((q) =>
+      q
+        .where('c.is_private', false)
+        .orWhereExists(db('channel_members as cm').whereRaw('cm.channel_id = c.id').andWhere('cm.user_id', o.userId)),
+    )
+    .modify((q) => {
+      if (o.after !== undefined) q.where('c.seq', '>', o.after);
+    })
+    .orderBy('c.seq')
+    .limit(o.limit + 1)
+    .select('c.*');
+
+/** Inserts a membership; undefined when it already existed. */
+export const insertMember = async (db: Db, m: { channel_id: string; user_id: string; workspace_id: string }): Promise<MemberRow | undefined> => {
+  const [row] = await db('channel_members').insert(m).onConflict(['channel_id', 'user_id']).ignore().returning('*');
+  return row as MemberRow | undefined;
+};
+
+export const deleteMember = async (db: Db, channelId: string, userId: string): Promise<boolean> =>
+  (await db('channel_members').where({ channel_id: channelId, user_id: userId }).delete()) > 0;
+
+/** A page of members with their users in one query (channel_members_channel_seq). */
+export const listMembers = (
+  db: Db,
+  o: { channelId: string; after?: number; limit: number },
+): Promise<{ member: MemberRow; user: UserRow; seq: number }[]> =>
+  db('channel_members as cm')
+    .join('users as u', 'u.id', 'cm.user_id')
+    .where('cm.channel_id', o.channelId)
+    .modify((q) => {
+      if (o.after !== undefined) q.where('cm.seq', '>', o.after);
+    })
+    .orderBy('cm.seq')
+    .limit(o.limit + 1)
+    .select(
+      'cm.channel_id',
+      'cm.user_id',
+      'cm.seq',
+      'cm.created_at',
+      'u.name as u_name',
+      'u.display_name as u_display_name',
+      'u.avatar_url as u_avatar_url',
+      'u.role as u_role',
+      'u.is_agent as u_is_agent',
+      'u.created_at as u_created_at',
+    )
+    .then((rows: Record<string, any>[]) =>
+      rows.map((r) => ({
+        member: { channel_id: r.channel_id, user_id: r.user_id, seq: r.seq, created_at: r.created_at } as MemberRow,
+        user: {
+          id: r.user_id,
+          name: r.u_name,
+          display_name: r.u_display_name,
+          avatar_url: r.u_avatar_url,
+          role: r.u_role,
+          is_agent: r.u_is_agent,
+          created_at: r.u_created_at,
+        } as UserRow,
+        seq: r.seq as number,
+      })),
+    );
+
+// The other queries of channel_members, so that one module reads and writes
+// memberships (the channel listings filtered by membership stay beside their
+// listing: listVisibleChannels above, dms.store listConversations).
+
+export interface Readable {
+  channel: ChannelRow;
+  isMember: boolean;
+}
+
+/** One query: the channel and whether the caller is a member of it. */
+export async function findWithMembership(db: Db, actor: Actor, channelId: string): Promise<Readable | undefined> {
+  if (!isUuid(channelId)) return undefined;
+  const row = await db('channels as c')
+    .leftJoin('channel_members as cm', function () {
+      this.on('cm.channel_id', 'c.id').andOn('cm.user_id', db.raw('?', [actor.userId]));
+    })
+    .where({ 'c.id': channelId, 'c.workspace_id': actor.workspaceId })
+    .first('c.*', db.raw('(cm.user_id IS NOT NULL) AS is_member'));
+  if (!row) return undefined;
+  const { is_member, ...channel } = row;
+  return { channel: channel as ChannelRow, isMember: Boolean(is_member) };
+}
+
+/** The channels and conversations a user is in (the gateway routes events by them). */
+export const channelIdsOfUser = async (db: Db, userId: string): Promise<string[]> => {
+  const rows: { channel_id: string }[] = await db('channel_members').where({ user_id: userId }).select('channel_id');
+  return rows.map((r) => r.channel_id);
+};
+
+export const insertMembers = (db: Db, channelId: string, workspaceId: string, userIds: string[]) =>
+  db('channel_members').insert(userIds.map((user_id) => ({ channel_id: channelId, user_id, workspace_id: workspaceId })));
+
+/** Joins a new agent to every default channel; returns the channels joined. */
+export const joinDefaultChannels = async (db: Db, workspaceId: string, userId: string) =>
+  db
+    .insert(
+      db('channels')
+        .where({ workspace_id: workspaceId, kind: 'channel', is_default: true })
+        .select('id as channel_id', db.raw('? as user_id', [userId]), 'workspace_id'),
+    )
+    .into(db.raw('?? (channel_id, user_id, workspace_id)', ['channel_members']))
+    .returning('channel_id')
+    .then((rows: { channel_id: string }[]) => rows.map((r) => r.channel_id));
+
+/** A removed user leaves every channel and conversation; returns the ones left. */
+export const deleteAllMemberships = async (db: Db, userId: string): Promise<string[]> => {
+  const left = await db('channel_members').where({ user_id: userId }).delete().returning('channel_id');
+  return left.map((r: { channel_id: string }) => r.channel_id);
+};

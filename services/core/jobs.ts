@@ -1,0 +1,10 @@
+// Every job the worker runs, by name. The type demands exactly one handler per
+// job of shared/jobs.ts; startWorker checks it again at boot.
+import type { JobHandlers } from '../../shared/jobs.js';
+import { postprocessFile } from './files/files.jobs.js';
+import { renderWebhookMessage } from './webhooks/webhooks.jobs.js';
+
+export const handlers: JobHandlers = {
+  'file.postprocess': postprocessFile,
+  'webhook.render': renderWebhookMessage,
+};

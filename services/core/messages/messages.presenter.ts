@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import { Timestamp, named } from '../../../shared/http/responses.js';
+
+export interface MessageRow {
+  id: string;
+  seq: number;
+  workspace_id: string;
+  channel_id: string;
+  author_id: string | null;
+  thread_id: string | null;
+  content: string;
+  /** Checked by the block validator before it is stored. */
+  content_json: ContentDocument | null;
+  metadata: { type: string; data: Record<string, unknown> } | null;
+  card_origin: string | null;
+  mentioned_user_ids: string[];
+  display: MessageDisplay | null;
+  webhook_id: string | null;
+  created_at: Date;
+  edited_at: Date | null;
+  /** From the LEFT JOIN on threads (roots only). */
+  reply_count?: number | null;
+  last_reply_at?: Date | null;
+}
+
+export const ReactionSummarySchema = named(
+  'ReactionSummary',
+  z.strictObject({ emoji: z.string(), count: z.number().int(), user_ids: z.array(z.string()) }),
+);
+export type ReactionSummary = z.infer<typeof ReactionSummarySchema>;
+
+/** A node of `content_json`, as the block validator admits it (shared/blocks/validate.ts). */
+export interface ContentNode {
+  type: string;
+  content?: ContentNode[];
+  text?: string;
+  attrs?: Record<string, unknown>;
+  marks?: { type: string; attrs?: Record<string, unknown> }[];
+}
+const Attrs = z.record(z.string(), z.unknown());
+export const ContentNodeSchema: z.ZodType<ContentNode> = named(
+  'ContentNode',
+  z.strictObject({
+    type: z.string().describe('paragraph, text, heading, ..., mention, or block_<name>'),
+    get content() {
+      return z.array(ContentNodeSchema).optional();
+    },
+    text: z.string().optional(),
+    attrs: Attrs.optional(),
+    marks: z.array(z.strictObject({ type: z.string(), attrs: Attrs.optional() })).optional(),
+  }),
+);
+
+/** `content_json`: the structured form of a message, `{type: "doc", content: [...]}`. */
+export const ContentDocumentSchema = named('ContentDocument', z.strictObject({ type: z.literal('doc'), content: z.array(ContentNodeSchema) }));
+export type ContentDocument = z.infer<typeof ContentDocumentSchema>;
+
+/** How a webhook post asks to be shown (services/core/webhooks/webhooks.compat.ts reads it from the sender). */
+export const MessageDisplaySchema = named(
+  'MessageDisplay',
+  z.strictObject({ username: z.string().optional(), icon_emoji: z.string().optional(), icon_url: z.string().optional() }),
+);
+export type MessageDisplay = z.infer<typeof MessageDisplaySchema>;
+
+/** On a root message with replies. */
+export const ThreadSchema = named('Thread', z.strictObject({ reply_count: z.number().int(), last_reply_at: Timestamp.nullable() }));
+
+export const MessageSchema = named(
+  'Message',
+  z.strictObject({
+    id: z.string(),
+    channel_id: z.string(),
+    author_id: z.string().nullable(),
+    content: z.string(),
+    content_json: ContentDocumentSchema.nullable(),
+    metadata: z.strictObject({ type: z.string(), data: z.record(z.string(), z.unknown()) }).nullable(),
+    thread_id: z.string().nullable().describe('The root message of the thread; null on top-level messages'),
+    thread: ThreadSchema.nullable(),
+    reactions: z.array(ReactionSummarySchema),
+    card_origin: z.string().nullable(),
+    mentioned_user_ids: z.array(z.string()),
+    display: MessageDisplaySchema.nullable(),
+    webhook_id: z.string().nullable(),
+    created_at: Timestamp,
+    edited_at: Timestamp.nullable(),
+  }),
+);
+
+export type MessageObject = z.infer<typeof MessageSchema>;
+
+/** The Message object (contract §4), plus `display` and `webhook_id` for webhook posts. */
+export const presentMessage = (row: MessageRow, reactions: ReactionSummary[] = []): MessageObject => ({
+  id: row.id,
+  channel_id: row.channel_id,
+  author_id: row.author_id,
+  content: row.content,
+  content_json: row.content_json ?? null,
+  metadata: row.metadata ?? null,
+  thread_id: row.thread_id,
+  thread: row.reply_count ? { reply_count: row.reply_count, last_reply_at: row.last_reply_at ?? null } : null,
+  reactions,
+  card_origin: row.card_origin,
+  mentioned_user_ids: row.mentioned_user_ids ?? [],
+  display: row.display ?? null,
+  webhook_id: row.webhook_id ?? null,
+  created_at: row.created_at,
+  edited_at: row.edited_at,
+});
+
+export const ReactionSchema = named(
+  'Reaction',
+  z.strictObject({ message_id: z.string(), emoji: z.string(), user_id: z.string(), created_at: Timestamp }),
+);
+
+export const presentReaction = (r: { message_id: string; emoji: string; user_id: string; created_at: Date }): z.infer<typeof ReactionSchema> => ({
+  message_id: r.message_id,
+  emoji: r.emoji,
+  user_id: r.user_id,
+  created_at: r.created_at,
+});

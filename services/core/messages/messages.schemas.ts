@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { PageQuery } from '../../../shared/http/envelope.js';
+import { jsonDepth } from '../../../shared/http/input.js';
+import { isUuid } from '../../../shared/ids.js';
+import { charCount } from '../channels/channels.schemas.js';
+
+export const MAX_CONTENT = 40_000;
+export const MAX_METADATA_BYTES = 16_384;
+/** Levels of objects/arrays in `metadata.data` (the data object is level 1), as content_json has its own (shared/blocks). */
+export const MAX_METADATA_DEPTH = 20;
+
+/** 1 to 40,000 characters (code points), not only white space. */
+export const Content = z
+  .string({ error: 'is required (a string)' })
+  .refine((s) => s.trim().length > 0, 'must not be empty or only white space')
+  .refine((s) => charCount(s) <= MAX_CONTENT, `must be at most ${MAX_CONTENT} characters`);
+
+/** `{type, data}`, at most 16 KB as JSON, `data` at most 20 levels deep (checked before the size, which recurses). */
+export const Metadata = z
+  .strictObject({
+    type: z.string({ error: 'is required (a string)' }).min(1, 'must be 1 to 100 characters').max(100, 'must be 1 to 100 characters'),
+    data: z
+      .record(z.string(), z.unknown(), { error: 'is required (an object)' })
+      .refine((d) => jsonDepth(d, MAX_METADATA_DEPTH) <= MAX_METADATA_DEPTH, {
+        message: `must be nested at most ${MAX_METADATA_DEPTH} levels deep`,
+        abort: true,
+      }),
+  }, { error: 'must be an object {type, data}' })
+  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`);
+
+/** Checked by the shared block validator (shared/blocks), which names the node path. */
+export const ContentJson = z.unknown();
+
+const MessageId = (what: string) => z.string().refine(isUuid, `must be ${what} (a uuid)`);
+
+export const PostMessageBody = z.strictObject({
+  content: Content,
+  content_json: ContentJson.optional(),
+  metadata: Metadata.nullable().optional(),
+  thread_id: MessageId('a root message id').nullable().optional(),
+});
+export type PostMessageInput = z.infer<typeof PostMessageBody>;
+
+export const UpdateMessageBody = z.strictObject({
+  content: Content.optional(),
+  content_json: ContentJson.optional(),
+  metadata: Metadata.nullable().optional(),
+});
+export type UpdateMessageInput = z.infer<typeof UpdateMessageBody>;
+
+export const ListMessagesQuery = PageQuery.extend({
+  thread_id: MessageId('a root message id').optional(),
+});
+export type ListMessagesInput = z.infer<typeof ListMessagesQuery>;
+
+/** A name such as `thumbsup` or `+1`, or one Unicode emoji (with its modifiers and joiners). */
+const EMOJI_NAME = /^[a-z0-9_+-]{1,64}$/;
+const EMOJI_CHAR = /^(?=[\s\S]*[\p{Extended_Pictographic}\p{Regional_Indicator}\u20E3])[\p{Emoji}\p{Emoji_Component}\u200D\uFE0F\u20E3]{1,32}$/u;
+export const isEmoji = (s: string) => EMOJI_NAME.test(s) || EMOJI_CHAR.test(s);
+
+export const Emoji = z
+  .string({ error: 'is required (an emoji name such as "thumbsup" or a Unicode emoji)' })
+  .refine(isEmoji, 'must be an emoji name (a-z, 0-9, _ + -, at most 64) or a Unicode emoji');
+
+export const ReactionBody = z.strictObject({ emoji: Emoji });

@@ -1,0 +1,284 @@
+// Messages, threads, reactions and typing. Channels and DM conversations share
+// this code: the routes pass which kind the path names, and requireReadable
+// hides everything else.
+import { randomUUID } from 'node:crypto';
+import type { Actor } from '../../../shared/auth.js';
+import type { Knex } from '../../../shared/db/knex.js';
+import { validateContentJson } from '../../../shared/blocks/index.js';
+import { AppError, forbidden, invalid, notFound } from '../../../shared/errors.js';
+import { eventsCommitted, publishEphemeral, recordEvents, type AxidEvent } from '../../../shared/events.js';
+import { decodeCursor, listJson } from '../../../shared/http/envelope.js';
+import { parseOrThrow } from '../../../shared/validation.js';
+import { isUuid } from '../../../shared/ids.js';
+import type { Runtime } from '../../../shared/runtime.js';
+import { requireReadable, type ChannelKind } from '../channels/channels.access.js';
+import { canDeleteMessage, canEditMessage, canParticipate } from './messages.policy.js';
+import { presentMessage, presentReaction, type ContentDocument, type MessageDisplay, type MessageObject, type MessageRow } from './messages.presenter.js';
+import { sanitizeContent } from './messages.sanitize.js';
+import { Content, Metadata, isEmoji, type ListMessagesInput, type PostMessageInput, type UpdateMessageInput } from './messages.schemas.js';
+import * as store from './messages.store.js';
+
+const channelScope = (workspaceId: string, channelId: string): AxidEvent['to'] => ({
+  scope: 'channel',
+  workspace_id: workspaceId,
+  channel_id: channelId,
+});
+
+const joinFirst = (kind: ChannelKind) =>
+  forbidden(
+    kind === 'channel'
+      ? 'you are not a member of this channel: join it first (POST /channels/{channel_id}/members with your own user_id)'
+      : 'you are not a member of this conversation',
+  );
+
+const badThread = () => invalid('thread_id: must name a top-level message of this channel');
+
+/** Validates content_json with the shared block validator; errors name the node path. */
+function checkContentJson(rt: Runtime, doc: unknown) {
+  if (doc === undefined || doc === null) return { content_json: null, card_origin: null, mentioned_user_ids: [] as string[] };
+  const result = validateContentJson(doc, { trackerHosts: rt.config.trackerHosts, codeHosts: rt.config.codeHosts });
+  if (!result.valid) {
+    const where = result.path ? `content_json.${result.path}` : 'content_json';
+    const reason = result.message.slice((result.path || 'document').length).replace(/^:\s*/, '');
+    throw new AppError('validation_error', `${where}: ${reason}`);
+  }
+  // Admitted by the validator (which serialises its URLs), so it has the shape the presenter declares.
+  return { content_json: result.document as ContentDocument, card_origin: result.card_origin, mentioned_user_ids: [...new Set(result.mentioned_user_ids)] };
+}
+
+function cleanContent(content: string) {
+  const clean = sanitizeContent(content);
+  if (clean.trim().length === 0) throw invalid('content: is empty once unsafe HTML is removed');
+  return clean;
+}
+
+export interface PostMessageArgs {
+  workspaceId: string;
+  channelId: string;
+  /** The posting user; null for a webhook post with no user behind it. */
+  authorId: string | null;
+  content: string;
+  content_json?: unknown;
+  metadata?: { type: string; data: Record<string, unknown> } | null;
+  thread_id?: string | null;
+  /** Display overrides of a webhook post (username, icon_emoji, icon_url). */
+  display?: MessageDisplay | null;
+  webhookId?: string | null;
+}
+
+/**
+ * Posts a message for an author the caller has already authorised (the HTTP
+ * handler checks membership; incoming webhooks own their channel). Applies every
+ * content rule (limits, sanitizing, block validation, thread_id), writes the
+ * message, its thread count and its `message.created` event in one statement,
+ * and returns the Message object.
+ */
+export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<MessageObject> {
+  const content = cleanContent(parseOrThrow(Content, args.content, 'content'));
+  const metadata = args.metadata == null ? null : parseOrThrow(Metadata, args.metadata, 'metadata');
+  const threadId = args.thread_id ?? null;
+  if (threadId !== null && !isUuid(threadId)) throw badThread();
+  const blocks = checkContentJson(rt, args.content_json);
+  const row: MessageRow = {
+    id: randomUUID(),
+    seq: 0,
+    workspace_id: args.workspaceId,
+    channel_id: args.channelId,
+    author_id: args.authorId,
+    thread_id: threadId,
+    content,
+    content_json: blocks.content_json,
+    metadata,
+    card_origin: blocks.card_origin,
+    mentioned_user_ids: blocks.mentioned_user_ids,
+    display: args.display ?? null,
+    webhook_id: args.webhookId ?? null,
+    created_at: new Date(),
+    edited_at: null,
+  };
+  const message = presentMessage(row);
+  const event: AxidEvent = { type: 'message.created', to: channelScope(args.workspaceId, args.channelId), data: { message } };
+  const json = JSON.stringify(event);
+  let outboxId: number | null;
+  try {
+    outboxId = await store.insertMessageWithEvent(rt.db, row, json);
+  } catch (err) {
+    // 23503: the root was deleted between the check and the insert.
+    if ((err as { code?: string }).code === '23503' && threadId) throw badThread();
+    throw err;
+  }
+  if (outboxId === null) throw badThread();
+  eventsCommitted([{ outboxId, event, json }]);
+  return message;
+}
+
+export async function createMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, body: PostMessageInput) {
+  const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  if (!canParticipate(isMember)) throw joinFirst(kind);
+  return postMessage(rt, {
+    workspaceId: actor.workspaceId,
+    channelId: channel.id,
+    authorId: actor.userId,
+    content: body.content,
+    content_json: body.content_json,
+    metadata: body.metadata ?? null,
+    thread_id: body.thread_id ?? null,
+  });
+}
+
+async function present(rt: Runtime, rows: MessageRow[]) {
+  const reactions = await store.reactionsFor(
+    rt.db,
+    rows.map((r) => r.id),
+  );
+  return (row: MessageRow) => presentMessage(row, reactions.get(row.id) ?? []);
+}
+
+export async function listMessages(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, q: ListMessagesInput) {
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  const before = decodeCursor(q.cursor);
+  if (q.thread_id && !(await store.isRootOf(rt.db, channel.id, q.thread_id))) throw badThread();
+  const page = await store.listMessages(rt.db, { channelId: channel.id, threadId: q.thread_id, before, limit: q.limit });
+  return listJson(page);
+}
+
+async function requireMessage(rt: Runtime, channelId: string, messageId: string) {
+  const row = isUuid(messageId) ? await store.findMessage(rt.db, channelId, messageId) : undefined;
+  if (!row) throw notFound('Message');
+  return row;
+}
+
+async function presentOne(rt: Runtime, row: MessageRow) {
+  return (await present(rt, [row]))(row);
+}
+
+export async function getMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string) {
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  return presentOne(rt, await requireMessage(rt, channel.id, messageId));
+}
+
+export async function updateMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, body: UpdateMessageInput) {
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  const existing = await requireMessage(rt, channel.id, messageId);
+  if (!canEditMessage(actor, existing)) throw forbidden('only the author edits a message');
+  const patch: Record<string, unknown> = {};
+  if (body.content !== undefined) patch.content = cleanContent(body.content);
+  if (body.metadata !== undefined) patch.metadata = body.metadata === null ? null : JSON.stringify(body.metadata);
+  if (body.content_json !== undefined) {
+    const blocks = checkContentJson(rt, body.content_json);
+    patch.content_json = blocks.content_json === null ? null : JSON.stringify(blocks.content_json);
+    patch.card_origin = blocks.card_origin;
+    patch.mentioned_user_ids = rt.db.raw('?::uuid[]', [`{${blocks.mentioned_user_ids.join(',')}}`]);
+  }
+  return rt.db.transaction(async (trx) => {
+    // Deleted meanwhile: nothing to edit.
+    if ((await store.updateMessage(trx, existing.id, patch)) === 0) throw notFound('Message');
+    const row = (await store.findMessage(trx, channel.id, existing.id)) as MessageRow;
+    const reactions = await store.reactionsFor(trx, [row.id]);
+    const message = presentMessage(row, reactions.get(row.id) ?? []);
+    await recordEvents(trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channel.id), data: { message } }]);
+    return message;
+  });
+}
+
+export async function deleteMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string) {
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  const existing = await requireMessage(rt, channel.id, messageId);
+  if (!canDeleteMessage(actor, existing)) throw forbidden('only the author, an admin or an owner deletes a message');
+  await rt.db.transaction(async (trx) => {
+    // Deleting a root deletes its replies and its thread record (ON DELETE CASCADE).
+    const deleted = await store.deleteMessage(trx, existing.id);
+    if (deleted === 0) throw notFound('Message');
+    if (existing.thread_id) await store.decrementThread(trx, existing.thread_id);
+    await recordEvents(trx, [
+      {
+        type: 'message.deleted',
+        to: channelScope(actor.workspaceId, channel.id),
+        data: { message_id: existing.id, channel_id: channel.id, thread_id: existing.thread_id },
+      },
+    ]);
+  });
+}
+
+function checkEmoji(emoji: string) {
+  if (!isEmoji(emoji)) throw invalid('emoji: must be an emoji name (a-z, 0-9, _ + -, at most 64) or a Unicode emoji');
+}
+
+/** Adds a reaction; `created` is false (and nothing is emitted) when the user had already added it. */
+export async function addReaction(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, emoji: string) {
+  const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  if (!canParticipate(isMember)) throw joinFirst(kind);
+  const message = await requireMessage(rt, channel.id, messageId);
+  checkEmoji(emoji);
+  const key = { message_id: message.id, user_id: actor.userId, emoji };
+  return rt.db.transaction(async (trx) => {
+    const inserted = await store.insertReaction(trx, key).catch((err: { code?: string }) => {
+      // 23503: the message was deleted meanwhile.
+      throw err.code === '23503' ? notFound('Message') : err;
+    });
+    if (!inserted) return { created: false, reaction: presentReaction((await store.findReaction(trx, key))!) };
+    await recordEvents(trx, [
+      {
+        type: 'reaction.added',
+        to: channelScope(actor.workspaceId, channel.id),
+        data: { message_id: message.id, channel_id: channel.id, emoji, user_id: actor.userId },
+      },
+    ]);
+    return { created: true, reaction: presentReaction(inserted) };
+  });
+}
+
+export async function removeReaction(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, emoji: string) {
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  const message = await requireMessage(rt, channel.id, messageId);
+  checkEmoji(emoji);
+  await rt.db.transaction(async (trx) => {
+    if (!(await store.deleteReaction(trx, { message_id: message.id, user_id: actor.userId, emoji }))) throw notFound('Reaction');
+    await recordEvents(trx, [
+      {
+        type: 'reaction.removed',
+        to: channelScope(actor.workspaceId, channel.id),
+        data: { message_id: message.id, channel_id: channel.id, emoji, user_id: actor.userId },
+      },
+    ]);
+  });
+}
+
+/** Typing: nothing stored, an ephemeral event to the channel's members. */
+export async function sendTyping(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind) {
+  const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  if (!canParticipate(isMember)) throw joinFirst(kind);
+  await publishEphemeral(rt.redis, rt.streamKey, {
+    type: 'typing',
+    to: channelScope(actor.workspaceId, channel.id),
+    data: { channel_id: channel.id, user_id: actor.userId },
+  });
+}
+
+/**
+ * Replaces a message's content and content_json for the system (the worker
+ * rendering a compatible webhook post's attachments): the same content rules,
+ * no author check, not marked edited; message.updated is recorded in the
+ * caller's transaction. Undefined when the message is gone.
+ */
+export async function replaceMessageContent(
+  rt: Runtime,
+  trx: Knex.Transaction,
+  messageId: string,
+  o: { content: string; content_json: unknown },
+): Promise<MessageObject | undefined> {
+  const content = cleanContent(parseOrThrow(Content, o.content, 'content'));
+  const blocks = checkContentJson(rt, o.content_json);
+  const channelId = await store.replaceContent(trx, messageId, {
+    content,
+    content_json: blocks.content_json === null ? null : JSON.stringify(blocks.content_json),
+    card_origin: blocks.card_origin,
+    mentioned_user_ids: trx.raw('?::uuid[]', [`{${blocks.mentioned_user_ids.join(',')}}`]),
+  });
+  if (!channelId) return undefined;
+  const row = (await store.findMessage(trx, channelId, messageId)) as MessageRow;
+  const reactions = await store.reactionsFor(trx, [messageId]);
+  const message = presentMessage(row, reactions.get(messageId) ?? []);
+  await recordEvents(trx, [{ type: 'message.updated', to: channelScope(row.workspace_id, channelId), data: { message } }]);
+  return message;
+}

@@ -1,0 +1,218 @@
+import { runPrepared, type Db, type Knex, type PreparedStatement } from '../../../shared/db/knex.js';
+import type { JsonPage } from '../../../shared/http/envelope.js';
+import type { MessageRow, ReactionSummary } from './messages.presenter.js';
+
+const MESSAGE_COLUMNS = [
+  'm.id',
+  'm.seq',
+  'm.workspace_id',
+  'm.channel_id',
+  'm.author_id',
+  'm.thread_id',
+  'm.content',
+  'm.content_json',
+  'm.metadata',
+  'm.card_origin',
+  'm.mentioned_user_ids',
+  'm.display',
+  'm.webhook_id',
+  'm.created_at',
+  'm.edited_at',
+  't.reply_count',
+  't.last_reply_at',
+];
+
+/** A uuid[] literal; the ids are validated uuids. */
+const uuidArray = (ids: string[]) => `{${ids.join(',')}}`;
+const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+
+/** A message about to be inserted: its row without what the database assigns or joins. */
+export type NewMessage = Omit<MessageRow, 'seq' | 'edited_at' | 'reply_count' | 'last_reply_at'>;
+
+const MESSAGE_INSERT_COLUMNS = `id, workspace_id, channel_id, author_id, thread_id, content, content_json, metadata,
+                              card_origin, mentioned_user_ids, display, webhook_id, created_at`;
+const MESSAGE_INSERT_VALUES = `$1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6, $7::jsonb, $8::jsonb, $9, $10::uuid[], $11::jsonb, $12::text, $13::timestamptz`;
+
+// The hot path of posting, sent as named prepared statements: Postgres parses
+// and plans each once per connection, and each post sends only its values.
+// A top-level post and a reply have a statement each: the reply's thread
+// upsert and root update cost a top-level post half of its Postgres time
+// even when they touch no row.
+const INSERT_MESSAGE: PreparedStatement = {
+  name: 'axid_insert_message',
+  text: `WITH m AS (
+       INSERT INTO messages (${MESSAGE_INSERT_COLUMNS}) VALUES (${MESSAGE_INSERT_VALUES})
+     )
+     INSERT INTO outbox (event) VALUES ($14::jsonb) RETURNING id`,
+};
+
+const INSERT_REPLY: PreparedStatement = {
+  name: 'axid_insert_reply',
+  text: `WITH m AS (
+       INSERT INTO messages (${MESSAGE_INSERT_COLUMNS})
+       SELECT ${MESSAGE_INSERT_VALUES}
+       WHERE EXISTS (SELECT 1 FROM messages r WHERE r.id = $5::uuid AND r.channel_id = $3::uuid AND r.thread_id IS NULL)
+       RETURNING thread_id, workspace_id, channel_id, created_at
+     ), t AS (
+       INSERT INTO threads (root_message_id, workspace_id, channel_id, reply_count, last_reply_at)
+       SELECT thread_id, workspace_id, channel_id, 1, created_at FROM m
+       ON CONFLICT (root_message_id) DO UPDATE
+         SET reply_count = threads.reply_count + 1,
+             last_reply_at = GREATEST(threads.last_reply_at, EXCLUDED.last_reply_at)
+     ), hint AS (
+       UPDATE messages SET has_replies = true WHERE id = (SELECT thread_id FROM m) AND NOT has_replies
+     )
+     INSERT INTO outbox (event) SELECT $14::jsonb FROM m RETURNING id`,
+};
+
+/**
+ * Posts a message in ONE statement (one round trip, atomic): the message and
+ * its outbox row; for a reply also its thread record (created by the first
+ * reply, counted by the next) and the root's has_replies hint. A reply is
+ * inserted only if thread_id names a top-level message of the same channel.
+ * Returns the outbox row's id, or null when the reply was refused.
+ */
+export async function insertMessageWithEvent(db: Knex, m: NewMessage, eventJson: string): Promise<number | null> {
+  const values = [
+    m.id,
+    m.workspace_id,
+    m.channel_id,
+    m.author_id,
+    m.thread_id,
+    m.content,
+    json(m.content_json),
+    json(m.metadata),
+    m.card_origin,
+    uuidArray(m.mentioned_user_ids),
+    json(m.display),
+    m.webhook_id,
+    m.created_at.toISOString(),
+    eventJson,
+  ];
+  const { rows } = await runPrepared<{ id: string }>(db, m.thread_id === null ? INSERT_MESSAGE : INSERT_REPLY, values);
+  return rows.length === 1 ? Number(rows[0]!.id) : null;
+}
+
+/** The reactions of message `m`, summarised per emoji in the order first added. */
+const REACTIONS_OF_M = `(SELECT coalesce(json_agg(json_build_object('emoji', x.emoji, 'count', x.count, 'user_ids', x.user_ids)
+                                 ORDER BY x.first, x.emoji), '[]'::json)
+     FROM (SELECT emoji, count(*)::int AS count, array_agg(user_id::text ORDER BY created_at, user_id) AS user_ids,
+                  min(created_at) AS first
+             FROM reactions r WHERE r.message_id = m.id GROUP BY emoji) x)`;
+
+/** A timestamp as JSON.stringify writes a Date: UTC, milliseconds (truncated, as a Date does). */
+const isoTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * The Message object of `presentMessage`, rendered by Postgres for history
+ * pages: the API process then neither parses 50 rows nor serializes them
+ * again (with rows parsed in JS a page cost twice the floor's CPU). The
+ * keys, their order and their values are those of presentMessage; a test
+ * holds the two together.
+ */
+const MESSAGE_JSON = `to_json((SELECT x FROM (SELECT
+    m.id, m.channel_id, m.author_id, m.content, m.content_json, m.metadata, m.thread_id,
+    CASE WHEN m.has_replies THEN (SELECT json_build_object('reply_count', t.reply_count, 'last_reply_at', ${isoTime('t.last_reply_at')})
+                                    FROM threads t WHERE t.root_message_id = m.id AND t.reply_count > 0) END AS thread,
+    CASE WHEN m.has_reactions THEN ${REACTIONS_OF_M} ELSE '[]'::json END AS reactions,
+    m.card_origin, m.mentioned_user_ids, m.display, m.webhook_id,
+    ${isoTime('m.created_at')} AS created_at, ${isoTime('m.edited_at')} AS edited_at) x))`;
+
+/**
+ * One page as JSON text, newest first: the first $3 of the $3 + 1 rows
+ * fetched (the extra row only says whether there is more, without a COUNT).
+ */
+const pageStatement = (name: string, where: string): PreparedStatement => ({
+  name,
+  text: `SELECT coalesce(json_agg(p.message ORDER BY p.seq DESC) FILTER (WHERE p.n <= $3), '[]')::text AS data,
+                min(p.seq) FILTER (WHERE p.n <= $3) AS last_seq,
+                count(*) > $3 AS has_more
+           FROM (SELECT m.seq, row_number() OVER (ORDER BY m.seq DESC) AS n, ${MESSAGE_JSON} AS message
+                   FROM messages m
+                  WHERE ${where} AND m.seq < $2::bigint
+                  ORDER BY m.seq DESC LIMIT $3::int + 1) p`,
+});
+
+// Without a cursor the bound is the largest bigint, so one generic plan (an
+// index range scan, newest first) serves every page.
+export const NO_CURSOR = '9223372036854775807';
+export const CHANNEL_PAGE = pageStatement('axid_channel_page', 'm.channel_id = $1 AND m.thread_id IS NULL');
+export const THREAD_PAGE = pageStatement('axid_thread_page', 'm.thread_id = $1');
+
+/**
+ * A history page, newest first, with thread counts and reactions aggregated
+ * (looked up only for messages whose hints say they may have them), in one round trip: top-level messages (messages_channel_seq) or one
+ * thread's replies (messages_thread_seq).
+ */
+export async function listMessages(db: Knex, o: { channelId: string; threadId?: string; before?: number; limit: number }): Promise<JsonPage> {
+  const { rows } = await runPrepared<{ data: string; last_seq: string | null; has_more: boolean }>(db, o.threadId ? THREAD_PAGE : CHANNEL_PAGE, [
+    o.threadId ?? o.channelId,
+    o.before === undefined ? NO_CURSOR : String(o.before),
+    o.limit,
+  ]);
+  const row = rows[0]!;
+  return { data: row.data, lastSeq: row.last_seq === null ? null : Number(row.last_seq), hasMore: row.has_more };
+}
+
+export const findMessage = (db: Db, channelId: string, messageId: string) =>
+  db('messages as m')
+    .leftJoin('threads as t', 't.root_message_id', 'm.id')
+    .where({ 'm.id': messageId, 'm.channel_id': channelId })
+    .first(MESSAGE_COLUMNS) as Promise<MessageRow | undefined>;
+
+export const isRootOf = async (db: Db, channelId: string, messageId: string) =>
+  Boolean(await db('messages').where({ id: messageId, channel_id: channelId }).whereNull('thread_id').first('id'));
+
+/** The reactions of a page of messages in one query, grouped per message in first-reacted order. */
+export async function reactionsFor(db: Db, messageIds: string[]): Promise<Map<string, ReactionSummary[]>> {
+  const byMessage = new Map<string, ReactionSummary[]>();
+  if (messageIds.length === 0) return byMessage;
+  const rows = await db.raw(
+    `SELECT message_id, emoji, count(*)::int AS count, array_agg(user_id::text ORDER BY created_at, user_id) AS user_ids
+       FROM reactions WHERE message_id = ANY(?::uuid[])
+      GROUP BY message_id, emoji ORDER BY min(created_at), emoji`,
+    [uuidArray(messageIds)],
+  );
+  for (const r of rows.rows as { message_id: string; emoji: string; count: number; user_ids: string[] }[]) {
+    const list = byMessage.get(r.message_id) ?? [];
+    list.push({ emoji: r.emoji, count: r.count, user_ids: r.user_ids });
+    byMessage.set(r.message_id, list);
+  }
+  return byMessage;
+}
+
+export const updateMessage = async (db: Db, id: string, patch: Record<string, unknown>) =>
+  db('messages')
+    .where({ id })
+    .update({ ...patch, edited_at: db.fn.now() });
+
+/** Deletes a message (a root takes its replies and thread record with it). */
+export const deleteMessage = (db: Db, id: string) => db('messages').where({ id }).delete();
+
+/** A reply is gone: one fewer in its thread, last_reply_at from what remains. */
+export const decrementThread = (db: Db, rootId: string) =>
+  db.raw(
+    `UPDATE threads SET reply_count = GREATEST(reply_count - 1, 0),
+            last_reply_at = (SELECT max(created_at) FROM messages WHERE thread_id = ?::uuid)
+      WHERE root_message_id = ?::uuid`,
+    [rootId, rootId],
+  );
+
+/** Adds a reaction (in the caller's transaction); the first one marks its message has_reactions. */
+export const insertReaction = async (db: Db, r: { message_id: string; user_id: string; emoji: string }) => {
+  const [row] = await db('reactions').insert(r).onConflict(['message_id', 'emoji', 'user_id']).ignore().returning('*');
+  if (row) await db('messages').where({ id: r.message_id, has_reactions: false }).update({ has_reactions: true });
+  return row as { message_id: string; user_id: string; emoji: string; created_at: Date } | undefined;
+};
+
+export const findReaction = (db: Db, r: { message_id: string; user_id: string; emoji: string }) =>
+  db('reactions').where(r).first() as Promise<{ message_id: string; user_id: string; emoji: string; created_at: Date } | undefined>;
+
+export const deleteReaction = async (db: Db, r: { message_id: string; user_id: string; emoji: string }) =>
+  (await db('reactions').where(r).delete()) > 0;
+
+/** Content set by the system (a webhook post's rendering), not an edit: edited_at stays. Returns the channel, or undefined if gone. */
+export const replaceContent = async (db: Db, id: string, patch: Record<string, unknown>): Promise<string | undefined> => {
+  const [row] = await db('messages').where({ id }).update(patch).returning('channel_id');
+  return (row as { channel_id: string } | undefined)?.channel_id;
+};

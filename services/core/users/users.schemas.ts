@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { PageQuery } from '../../../shared/http/envelope.js';
+
+export const Name = z
+  .string()
+  .min(1)
+  .max(80)
+  .refine((s) => s.trim().length > 0, 'must not be only white space');
+const DisplayName = z.string().max(80).nullable();
+const AvatarUrl = z.url({ protocol: /^https?$/ }).max(2048).nullable();
+export const Role = z.enum(['owner', 'admin', 'member']);
+
+export const CreateUserBody = z.strictObject({
+  name: Name,
+  display_name: DisplayName.optional(),
+  avatar_url: AvatarUrl.optional(),
+  is_agent: z.boolean().optional(),
+  role: Role.optional(),
+});
+export type CreateUserInput = z.infer<typeof CreateUserBody>;
+
+export const CreateAgentBody = CreateUserBody.omit({ is_agent: true });
+
+export const UpdateMeBody = z.strictObject({
+  name: Name.optional(),
+  display_name: DisplayName.optional(),
+  avatar_url: AvatarUrl.optional(),
+});
+
+export const ListUsersQuery = PageQuery.extend({
+  is_agent: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+});
+
+export const UserIdParams = z.object({ user_id: z.string() });

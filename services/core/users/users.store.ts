@@ -1,0 +1,78 @@
+import type { Db } from '../../../shared/db/knex.js';
+import { isUuid } from '../../../shared/ids.js';
+import type { WorkspaceRow } from '../workspaces/workspaces.presenter.js';
+import type { UserRow } from './users.presenter.js';
+
+export const findActiveUser = async (db: Db, workspaceId: string, userId: string): Promise<UserRow | undefined> =>
+  isUuid(userId)
+    ? db<UserRow>('users').where({ workspace_id: workspaceId, id: userId }).whereNull('deactivated_at').first()
+    : undefined;
+
+export const listActiveUsers = (db: Db, workspaceId: string, o: { after?: number; limit: number; isAgent?: boolean }) =>
+  db<UserRow>('users')
+    .where({ workspace_id: workspaceId })
+    .whereNull('deactivated_at')
+    .modify((q) => {
+      if (o.after !== undefined) q.where('seq', '>', o.after);
+      if (o.isAgent !== undefined) q.where('is_agent', o.isAgent);
+    })
+    .orderBy('seq')
+    .limit(o.limit + 1);
+
+export const countActiveHumans = async (db: Db, workspaceId: string): Promise<number> => {
+  const row = await db('users')
+    .where({ workspace_id: workspaceId, is_agent: false })
+    .whereNull('deactivated_at')
+    .count<{ count: string }>('* as count')
+    .first();
+  return Number(row?.count ?? 0);
+};
+
+export const countActiveOwners = async (db: Db, workspaceId: string): Promise<number> => {
+  const row = await db('users')
+    .where({ workspace_id: workspaceId, role: 'owner' })
+    .whereNull('deactivated_at')
+    .count<{ count: string }>('* as count')
+    .first();
+  return Number(row?.count ?? 0);
+};
+
+export const insertUser = async (
+  db: Db,
+  user: Pick<UserRow, 'workspace_id' | 'name' | 'display_name' | 'avatar_url' | 'role' | 'is_agent'>,
+): Promise<UserRow> => {
+  const [row] = await db<UserRow>('users').insert(user).returning('*');
+  return row as UserRow;
+};
+
+export const updateUser = async (
+  db: Db,
+  userId: string,
+  patch: Partial<Pick<UserRow, 'name' | 'display_name' | 'avatar_url' | 'role'>>,
+): Promise<UserRow> => {
+  const [row] = await db<UserRow>('users').where({ id: userId }).update(patch).returning('*');
+  return row as UserRow;
+};
+
+/** Removal keeps the row (messages keep their author) and ends every key; channels.store deleteAllMemberships ends the memberships. */
+export const deactivateUser = async (db: Db, userId: string): Promise<void> => {
+  await db('users').where({ id: userId }).update({ deactivated_at: db.fn.now() });
+  await db('api_keys').where({ user_id: userId }).whereNull('revoked_at').update({ revoked_at: db.fn.now() });
+};
+
+export const findChannelsByIds = (db: Db, ids: string[]) =>
+  ids.length === 0 ? Promise.resolve([]) : db('channels').whereIn('id', ids).select('id', 'name', 'is_private');
+
+/** The user holding a key, and the user's workspace, while the key and the user are active (the stream's init event). */
+export const findKeyHolder = async (db: Db, keyId: string): Promise<{ user: UserRow; workspace: WorkspaceRow } | undefined> => {
+  const row = await db('api_keys as k')
+    .join('users as u', 'u.id', 'k.user_id')
+    .join('workspaces as w', 'w.id', 'u.workspace_id')
+    .where('k.id', keyId)
+    .whereNull('k.revoked_at')
+    .whereNull('u.deactivated_at')
+    .first('u.*', 'w.id as w_id', 'w.name as w_name', 'w.settings as w_settings', 'w.created_at as w_created_at');
+  if (!row) return undefined;
+  const { w_id, w_name, w_settings, w_created_at, ...user } = row;
+  return { user: user as UserRow, workspace: { id: w_id, name: w_name, settings: w_settings, created_at: w_created_at } };
+};

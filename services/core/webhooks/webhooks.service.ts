@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import type { Actor } from '../../../shared/auth.js';
+import { recordEvents } from '../../../shared/events.js';
+import { AppError, forbidden, notFound } from '../../../shared/errors.js';
+import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
+import { recordJob } from '../../../shared/jobs.js';
+import type { Runtime } from '../../../shared/runtime.js';
+import { requireReadable } from '../channels/channels.access.js';
+import { postMessage } from '../messages/messages.service.js';
+import { sanitizeContent } from '../messages/messages.sanitize.js';
+import { placeholderContent, readCompatPost, renderCompatMessage, type CompatPost, type Display } from './webhooks.compat.js';
+import { canDeleteWebhook, seesAllWebhooks } from './webhooks.policy.js';
+import { presentWebhook, type WebhookRow } from './webhooks.presenter.js';
+import type { NativePost } from './webhooks.schemas.js';
+import * as store from './webhooks.store.js';
+
+const channelNotFound = () => new AppError('channel_not_found', 'channel_id: no such channel in this workspace (or no access to it)');
+
+/** 24 random bytes: 192 bits, base64url (32 characters). */
+export const newWebhookId = () => randomBytes(24).toString('base64url');
+
+export async function createWebhook(rt: Runtime, actor: Actor, input: { channel_id: string; name: string }) {
+  // The channels module hides existence; a hook names its 404 channel_not_found.
+  await requireReadable(rt.db, actor, input.channel_id, 'channel', rt.access).catch((err: unknown) => {
+    throw err instanceof AppError && err.code === 'not_found' ? channelNotFound() : err;
+  });
+  const row = await store.insertWebhook(rt.db, {
+    id: newWebhookId(),
+    workspace_id: actor.workspaceId,
+    channel_id: input.channel_id,
+    name: input.name,
+    created_by: actor.userId,
+  });
+  return presentWebhook(row, rt.config.publicBaseUrl);
+}
+
+export async function listWebhooks(rt: Runtime, actor: Actor, q: { limit: number; cursor?: string }) {
+  const rows = await store.listWebhooks(rt.db, actor.workspaceId, {
+    after: decodeCursor(q.cursor),
+    limit: q.limit,
+    createdBy: seesAllWebhooks(actor) ? undefined : actor.userId,
+  });
+  return pageOf(rows, q.limit, (row: WebhookRow) => presentWebhook(row, rt.config.publicBaseUrl));
+}
+
+export async function deleteWebhook(rt: Runtime, actor: Actor, webhookId: string) {
+  const hook = await store.findWebhook(rt.db, webhookId);
+  if (!hook || hook.workspace_id !== actor.workspaceId) throw notFound('Webhook');
+  if (!canDeleteWebhook(actor, hook)) throw forbidden('only the creator of a webhook, an admin or the owner deletes it');
+  await rt.db.transaction(async (trx) => {
+    await store.deleteWebhook(trx, hook.id);
+    // Internal: every replica drops the hook from its cache of posting hooks.
+    await recordEvents(trx, [
+      { type: 'webhook.deleted', to: { scope: 'users', workspace_id: hook.workspace_id, user_ids: [] }, data: { webhook_id: hook.id } },
+    ]);
+  });
+}
+
+const channelGone = () => new AppError('channel_not_found', "this webhook's channel no longer exists");
+
+/** The hook a post goes to, and its channel; both must still exist. Cached (dropped by webhook.deleted). */
+async function postingHook(rt: Runtime, webhookId: string): Promise<WebhookRow> {
+  const cached = rt.access.getHook<WebhookRow>(webhookId);
+  if (cached) return cached;
+  const mark = rt.access.mark();
+  const hook = await store.findPostingHook(rt.db, webhookId);
+  if (!hook) throw notFound('Webhook');
+  if (!hook.channel_exists) throw channelGone();
+  rt.access.setHook(mark, webhookId, hook);
+  return hook;
+}
+
+/** The one place a webhook post becomes a message: the messages module's rules, author and event. */
+async function postAsHook(rt: Runtime, hook: WebhookRow, o: { content: string; metadata?: NativePost['metadata']; display?: Display | null }) {
+  try {
+    return await postMessage(rt, {
+      workspaceId: hook.workspace_id,
+      channelId: hook.channel_id,
+      authorId: hook.created_by,
+      content: o.content,
+      metadata: o.metadata,
+      display: o.display,
+      webhookId: hook.id,
+    });
+  } catch (err) {
+    // The channel went away while the hook was cached: the foreign key says so.
+    if ((err as { code?: string; constraint?: string }).constraint === 'messages_channel_id_fkey') {
+      rt.access.dropHook(hook.id);
+      throw channelGone();
+    }
+    throw err;
+  }
+}
+
+/** `POST /hooks/{id}`: the native format, answered with the message. */
+export async function postNative(rt: Runtime, webhookId: string, body: NativePost) {
+  const hook = await postingHook(rt, webhookId);
+  return postAsHook(rt, hook, { content: body.content, metadata: body.metadata });
+}
+
+/**
+ * `POST /hooks/compat/{id}`: the chat-platform format. The text is posted at
+ * once; attachments are rendered by the worker (`webhook.render`), which
+ * updates the message.
+ */
+export async function postCompat(rt: Runtime, webhookId: string, body: unknown): Promise<void> {
+  const hook = await postingHook(rt, webhookId);
+  const post: CompatPost = readCompatPost(body);
+  // Everything is checked before anything is written: a refusal after the
+  // message is posted would answer 4xx/5xx to a sender that then retries and
+  // posts it twice. The worker renders the same content again (webhooks.jobs.ts).
+  if (post.attachments.length > 0) {
+    try {
+      sanitizeContent(renderCompatMessage(post.text, post.attachments).content);
+    } catch (err) {
+      // The rendered content is not what the sender wrote: name its attachments.
+      if (err instanceof AppError) throw new AppError(err.code, err.message.replace(/^content:/, 'attachments:'));
+      throw err;
+    }
+  }
+  const message = await postAsHook(rt, hook, { content: placeholderContent(post), display: post.display });
+  if (post.attachments.length === 0) return;
+  await rt.db.transaction(async (trx) => {
+    await store.insertPendingRender(trx, message.id, post.text, post.attachments);
+    await recordJob(trx, 'webhook.render', { messageId: message.id });
+  });
+}

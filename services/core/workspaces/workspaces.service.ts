@@ -1,0 +1,80 @@
+import type { Actor } from '../../../shared/auth.js';
+import { issueApiKey } from '../../../shared/auth.js';
+import type { Knex } from '../../../shared/db/knex.js';
+import { AppError, forbidden, notFound } from '../../../shared/errors.js';
+import { recordEvents } from '../../../shared/events.js';
+import * as memberships from '../channels/channels.store.js';
+import { isAdmin, canAssignRole, canRemoveMember } from '../users/users.policy.js';
+import { presentUser } from '../users/users.presenter.js';
+import * as users from '../users/users.store.js';
+import { presentWorkspace } from './workspaces.presenter.js';
+import * as store from './workspaces.store.js';
+
+/** A new workspace with its owner and the owner's first key (bootstrap, tests). */
+export async function createWorkspaceWithOwner(
+  db: Knex,
+  o: { name: string; ownerName: string; key?: string },
+): Promise<{ workspace: ReturnType<typeof presentWorkspace>; owner: ReturnType<typeof presentUser>; key: string }> {
+  return db.transaction(async (trx) => {
+    const workspace = await store.insertWorkspace(trx, o.name);
+    const owner = await users.insertUser(trx, {
+      workspace_id: workspace.id,
+      name: o.ownerName,
+      display_name: null,
+      avatar_url: null,
+      role: 'owner',
+      is_agent: false,
+    });
+    const apiKey = await issueApiKey(trx, { workspaceId: workspace.id, userId: owner.id, name: 'bootstrap', key: o.key });
+    return { workspace: presentWorkspace(workspace), owner: presentUser(owner), key: apiKey.key };
+  });
+}
+
+export async function getWorkspace(db: Knex, actor: Actor) {
+  const row = await store.findWorkspace(db, actor.workspaceId);
+  if (!row) throw notFound('Workspace');
+  return presentWorkspace(row);
+}
+
+export async function updateWorkspace(db: Knex, actor: Actor, patch: { name?: string; settings?: { max_users?: number | null } }) {
+  if (!isAdmin(actor)) throw forbidden('only workspace owners and admins update the workspace');
+  const row = await store.updateWorkspace(db, actor.workspaceId, patch);
+  return presentWorkspace(row);
+}
+
+export async function updateMemberRole(db: Knex, actor: Actor, userId: string, role: 'owner' | 'admin' | 'member') {
+  if (!isAdmin(actor)) throw forbidden('only workspace owners and admins change roles');
+  return db.transaction(async (trx) => {
+    // Serialize role changes per workspace so "the last owner stays" holds under concurrency.
+    await trx('workspaces').where({ id: actor.workspaceId }).forUpdate().first('id');
+    const target = await users.findActiveUser(trx, actor.workspaceId, userId);
+    if (!target) throw notFound('User');
+    if (!canAssignRole(actor, target.role, role)) throw forbidden('only an owner grants or removes the owner role');
+    if (target.role === 'owner' && role !== 'owner' && (await users.countActiveOwners(trx, actor.workspaceId)) <= 1) {
+      throw new AppError('conflict', 'the last owner cannot stop being owner: make someone else owner first');
+    }
+    const updated = await users.updateUser(trx, userId, { role });
+    await recordEvents(trx, [
+      { type: 'member.updated', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user: presentUser(updated) } },
+    ]);
+    return presentUser(updated);
+  });
+}
+
+export async function removeMember(db: Knex, actor: Actor, userId: string) {
+  if (!isAdmin(actor)) throw forbidden('only workspace owners and admins remove members');
+  await db.transaction(async (trx) => {
+    await trx('workspaces').where({ id: actor.workspaceId }).forUpdate().first('id');
+    const target = await users.findActiveUser(trx, actor.workspaceId, userId);
+    if (!target) throw notFound('User');
+    if (!canRemoveMember(actor, target)) throw forbidden('only an owner removes an owner');
+    if (target.role === 'owner' && (await users.countActiveOwners(trx, actor.workspaceId)) <= 1) {
+      throw new AppError('conflict', 'the last owner cannot be removed');
+    }
+    await users.deactivateUser(trx, userId);
+    await memberships.deleteAllMemberships(trx, userId);
+    await recordEvents(trx, [
+      { type: 'member.removed', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user_id: userId } },
+    ]);
+  });
+}

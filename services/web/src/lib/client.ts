@@ -1,0 +1,394 @@
+// The app's controller, framework-free: signs in and out, loads the
+// workspace into the store, runs the stream and the catch-up after each
+// reconnect, and performs the user's actions. Views call it and read the store.
+import { ApiError, createApi, data, page, all, type Api } from './api.js';
+import { browserKeyRequest, loadSession, saveSession, type SavedSession } from './session.js';
+import { LiveStream, type StreamState } from './stream.js';
+import { Store, threadKey, type KeyValueStorage } from './store.js';
+import { Sync } from './sync.js';
+import { FILE_METADATA_TYPE, type ApiKey, type Channel, type ChannelMember, type Conversation, type FileInfo, type Message, type Page, type User, type Workspace } from './types.js';
+
+type Storage = KeyValueStorage & { removeItem(k: string): void };
+
+export interface ClientEnv {
+  origin: string;
+  storage: Storage;
+  userAgent: string;
+  fetch?: typeof fetch;
+}
+
+const PAGE = 50;
+/** Conversations whose newest page is fetched at start (for unread counts). */
+const PRIME_LIMIT = 30;
+
+export class AxidClient {
+  readonly store: Store;
+  readonly api: Api;
+  session: SavedSession | null;
+  streamState: StreamState = 'stopped';
+  streamRetryInMs = 0;
+  /** Why the user is on the sign-in screen (a refused key), shown there. */
+  signedOutReason: string | null = null;
+  openConversation: string | null = null;
+  openThread: string | null = null;
+  private stream: LiveStream | null = null;
+  private sync: Sync;
+  private seenInit = false;
+  private lastTypingSent = 0;
+
+  constructor(private readonly env: ClientEnv) {
+    this.store = new Store(env.storage);
+    this.session = loadSession(env.storage);
+    this.api = createApi(env.origin, {
+      key: () => this.session?.key ?? null,
+      onLevel: (level) => {
+        if (level !== this.store.level) {
+          this.store.level = level;
+          this.store.changed();
+        }
+      },
+      onUnauthorized: (code, message) => this.signedOut(code, message),
+    });
+    this.sync = new Sync(
+      this.store,
+      (key, cursor) => this.fetchPage(key, cursor, PAGE),
+      () => [this.openConversation, this.openThread ? threadKey(this.openThread) : null].filter((k): k is string => Boolean(k)),
+    );
+  }
+
+  get key() {
+    return this.session?.key ?? null;
+  }
+
+  // ---- session -------------------------------------------------------------
+
+  /** Uses the pasted key once to create this browser's own key, and keeps only that one. */
+  async signIn(pastedKey: string) {
+    const probe = createApi(this.env.origin, { key: () => pastedKey.trim(), onLevel: () => undefined, onUnauthorized: () => undefined });
+    await data(probe.GET('/api/v1/users/me'));
+    const created = await data(probe.POST('/api/v1/api-keys', { body: browserKeyRequest(this.env.userAgent) }));
+    this.session = { key: created.key!, keyId: created.id, name: created.name };
+    saveSession(this.env.storage, this.session);
+    this.signedOutReason = null;
+    await this.start();
+  }
+
+  async signOut() {
+    const s = this.session;
+    this.stop();
+    if (s) await this.api.DELETE('/api/v1/api-keys/{key_id}', { params: { path: { key_id: s.keyId } }, headers: { Authorization: `Bearer ${s.key}` } }).catch(() => undefined);
+    this.session = null;
+    saveSession(this.env.storage, null);
+    this.signedOutReason = null;
+    this.store.changed();
+  }
+
+  private signedOut(code: string, message: string) {
+    if (!this.session) return;
+    this.stop();
+    this.session = null;
+    saveSession(this.env.storage, null);
+    this.signedOutReason = code === 'key_expired' ? `Your browser key has expired (${message}). Sign in again.` : `Your browser key was revoked or is no longer valid (${message}). Sign in again.`;
+    this.store.changed();
+  }
+
+  stop() {
+    this.stream?.stop();
+    this.stream = null;
+    this.seenInit = false;
+  }
+
+  // ---- loading -------------------------------------------------------------
+
+  async start() {
+    const s = this.store;
+    const [me, workspace, users, channels, dms] = await Promise.all([
+      data(this.api.GET('/api/v1/users/me')),
+      data(this.api.GET('/api/v1/workspaces/current')),
+      all((cursor) => page(this.api.GET('/api/v1/users', { params: { query: { cursor, limit: 200 } } }))),
+      all((cursor) => page(this.api.GET('/api/v1/channels', { params: { query: { cursor, limit: 200 } } }))),
+      all((cursor) => page(this.api.GET('/api/v1/dms', { params: { query: { cursor, limit: 200 } } }))),
+    ]);
+    s.me = me;
+    s.workspace = workspace;
+    s.setUsers(users);
+    s.setChannels(channels);
+    s.dms = new Map(dms.map((d) => [d.id, d]));
+    await this.loadMemberships(channels);
+    s.changed();
+    this.startStream();
+    void this.primeUnread();
+  }
+
+  private async loadMemberships(channels: Channel[]) {
+    const me = this.store.me!.id;
+    await Promise.all(
+      channels.map(async (c) => {
+        const members = await this.channelMembers(c.id).catch(() => []);
+        if (members.some((m) => m.user_id === me)) this.store.memberOf.add(c.id);
+      }),
+    );
+  }
+
+  private async primeUnread() {
+    const ids = [...[...this.store.channels.keys()].filter((id) => this.store.memberOf.has(id)), ...this.store.dms.keys()].slice(0, PRIME_LIMIT);
+    await Promise.all(
+      ids.map(async (id) => {
+        if (this.store.timeline(id).loaded) return;
+        const p = await this.fetchPage(id, null, PAGE).catch(() => null);
+        if (!p) return;
+        this.store.addPage(id, p.data, p.pagination, false);
+        if (id !== this.openConversation) this.store.countUnread(id, p.data);
+      }),
+    );
+    this.store.changed();
+  }
+
+  private startStream() {
+    this.stream?.stop();
+    this.seenInit = false;
+    this.stream = new LiveStream({
+      url: `${this.env.origin}/api/v1/stream`,
+      fetch: this.env.fetch,
+      key: () => this.key,
+      onInit: () => {
+        const reconnect = this.seenInit;
+        this.seenInit = true;
+        if (reconnect) void this.refreshLists();
+        void this.sync.onInit(reconnect);
+      },
+      onEvent: (type, payload) => this.sync.onEvent(type, payload),
+      onState: (state, detail) => {
+        this.streamState = state;
+        this.streamRetryInMs = detail?.retryInMs ?? 0;
+        this.store.changed();
+      },
+      onUnauthorized: (code, message) => this.signedOut(code, message),
+    });
+    this.stream.start();
+  }
+
+  /** The browser went offline. */
+  dropStream() {
+    this.stream?.dropNow();
+  }
+
+  /** The browser is online again or the tab woke up. */
+  reconnectNow() {
+    this.stream?.reconnectNow();
+  }
+
+  private async refreshLists() {
+    const [channels, dms] = await Promise.all([
+      all((cursor) => page(this.api.GET('/api/v1/channels', { params: { query: { cursor, limit: 200 } } }))),
+      all((cursor) => page(this.api.GET('/api/v1/dms', { params: { query: { cursor, limit: 200 } } }))),
+    ]).catch(() => [null, null]);
+    if (channels) this.store.setChannels(channels);
+    if (dms) this.store.dms = new Map(dms.map((d) => [d.id, d]));
+    this.store.changed();
+  }
+
+  private isDm(id: string) {
+    return this.store.dms.has(id);
+  }
+
+  /** A page of a timeline: a conversation's top-level messages or a thread's replies. */
+  fetchPage(key: string, cursor: string | null, limit: number): Promise<Page<Message>> {
+    const thread = key.startsWith('thread:') ? key.slice('thread:'.length) : null;
+    const conversation = thread ? this.store.messages.get(thread)?.channel_id : key;
+    if (!conversation) return Promise.resolve({ data: [], pagination: { next_cursor: null, has_more: false } });
+    const query = { limit, ...(cursor ? { cursor } : {}), ...(thread ? { thread_id: thread } : {}) };
+    return this.isDm(conversation)
+      ? page(this.api.GET('/api/v1/dms/{conversation_id}/messages', { params: { path: { conversation_id: conversation }, query } }))
+      : page(this.api.GET('/api/v1/channels/{channel_id}/messages', { params: { path: { channel_id: conversation }, query } }));
+  }
+
+  async open(conversationId: string) {
+    this.openConversation = conversationId;
+    this.openThread = null;
+    const t = this.store.timeline(conversationId);
+    this.store.changed();
+    if (!t.loaded || t.stale) {
+      const p = await this.fetchPage(conversationId, null, PAGE);
+      if (t.stale) this.store.resetTimeline(conversationId, p.data, p.pagination);
+      else this.store.addPage(conversationId, p.data, p.pagination, false);
+    }
+    if (this.store.channels.has(conversationId) && !this.store.memberOf.has(conversationId)) {
+      await this.loadMemberships([this.store.channels.get(conversationId)!]);
+      this.store.changed();
+    }
+  }
+
+  async loadOlder(key: string) {
+    const t = this.store.timeline(key);
+    if (!t.hasMore || !t.loaded) return;
+    const p = await this.fetchPage(key, t.cursor, PAGE);
+    this.store.addPage(key, p.data, p.pagination, true);
+  }
+
+  async openThreadOf(rootId: string) {
+    this.openThread = rootId;
+    this.store.changed();
+    const key = threadKey(rootId);
+    const t = this.store.timeline(key);
+    if (!t.loaded || t.stale) {
+      const p = await this.fetchPage(key, null, 200);
+      this.store.resetTimeline(key, p.data, p.pagination);
+    }
+  }
+
+  closeThread() {
+    this.openThread = null;
+    this.store.changed();
+  }
+
+  // ---- actions ---------------------------------------------------------------
+
+  private messagesPath(conversationId: string) {
+    return this.isDm(conversationId) ? ('dms' as const) : ('channels' as const);
+  }
+
+  async send(conversationId: string, content: string, opts: { threadId?: string | null; contentJson?: unknown; metadata?: Message['metadata'] } = {}) {
+    const localId = this.store.addPending(conversationId, content, opts.threadId ?? null);
+    const body = {
+      content,
+      ...(opts.contentJson ? { content_json: opts.contentJson } : {}),
+      ...(opts.metadata ? { metadata: opts.metadata } : {}),
+      ...(opts.threadId ? { thread_id: opts.threadId } : {}),
+    };
+    // At feature level 3 a retried POST cannot post twice.
+    const headers = this.store.level >= 3 ? { 'Idempotency-Key': localId } : undefined;
+    try {
+      const m =
+        this.messagesPath(conversationId) === 'dms'
+          ? await data(this.api.POST('/api/v1/dms/{conversation_id}/messages', { params: { path: { conversation_id: conversationId } }, body, headers }))
+          : await data(this.api.POST('/api/v1/channels/{channel_id}/messages', { params: { path: { channel_id: conversationId } }, body, headers }));
+      this.store.resolvePending(localId, m);
+    } catch (err) {
+      this.store.failPending(localId);
+      throw err;
+    }
+  }
+
+  /** A failed send: post it again (its pending entry goes), or drop it. */
+  async retry(localId: string) {
+    const failed = this.store.messages.get(localId);
+    if (!failed) return;
+    this.store.discardPending(localId);
+    await this.send(failed.channel_id, failed.content, { threadId: failed.thread_id });
+  }
+
+  async edit(m: Message, content: string) {
+    const updated = await this.messageCall(m, 'PATCH', { content });
+    if (updated) this.store.upsert(updated, { live: false });
+    this.store.changed();
+  }
+
+  async remove(m: Message) {
+    await this.messageCall(m, 'DELETE');
+    this.store.remove(m.id);
+    this.store.changed();
+  }
+
+  private async messageCall(m: Message, method: 'PATCH' | 'DELETE', body?: { content: string }): Promise<Message | null> {
+    const path = { channel_id: m.channel_id, conversation_id: m.channel_id, message_id: m.id };
+    if (this.isDm(m.channel_id)) {
+      if (method === 'PATCH') return data(this.api.PATCH('/api/v1/dms/{conversation_id}/messages/{message_id}', { params: { path }, body: body! }));
+      await data(this.api.DELETE('/api/v1/dms/{conversation_id}/messages/{message_id}', { params: { path } }));
+      return null;
+    }
+    if (method === 'PATCH') return data(this.api.PATCH('/api/v1/channels/{channel_id}/messages/{message_id}', { params: { path }, body: body! }));
+    await data(this.api.DELETE('/api/v1/channels/{channel_id}/messages/{message_id}', { params: { path } }));
+    return null;
+  }
+
+  async toggleReaction(m: Message, emoji: string) {
+    const me = this.store.me!.id;
+    const mine = m.reactions.some((r) => r.emoji === emoji && r.user_ids.includes(me));
+    const path = { channel_id: m.channel_id, conversation_id: m.channel_id, message_id: m.id, emoji };
+    const dm = this.isDm(m.channel_id);
+    if (mine) {
+      await data(
+        dm
+          ? this.api.DELETE('/api/v1/dms/{conversation_id}/messages/{message_id}/reactions/{emoji}', { params: { path } })
+          : this.api.DELETE('/api/v1/channels/{channel_id}/messages/{message_id}/reactions/{emoji}', { params: { path } }),
+      );
+      this.store.removeReaction(m.id, emoji, me);
+    } else {
+      await data(
+        dm
+          ? this.api.POST('/api/v1/dms/{conversation_id}/messages/{message_id}/reactions', { params: { path }, body: { emoji } })
+          : this.api.POST('/api/v1/channels/{channel_id}/messages/{message_id}/reactions', { params: { path }, body: { emoji } }),
+      );
+      this.store.addReaction(m.id, emoji, me);
+    }
+    this.store.changed();
+  }
+
+  /** Tells the others we are typing, at most every 3 s. */
+  typing(conversationId: string) {
+    const now = Date.now();
+    if (now - this.lastTypingSent < 3_000) return;
+    this.lastTypingSent = now;
+    const call = this.isDm(conversationId)
+      ? this.api.POST('/api/v1/dms/{conversation_id}/typing', { params: { path: { conversation_id: conversationId } } })
+      : this.api.POST('/api/v1/channels/{channel_id}/typing', { params: { path: { channel_id: conversationId } } });
+    void call.catch(() => undefined);
+  }
+
+  /** Posts a message that carries an uploaded file (metadata `axid.file`). */
+  async sendFile(conversationId: string, file: Pick<FileInfo, 'id' | 'name' | 'size' | 'content_type'>, threadId: string | null) {
+    await this.send(conversationId, `Shared a file: ${file.name}`, {
+      threadId,
+      metadata: { type: FILE_METADATA_TYPE, data: { file_id: file.id, name: file.name, size: file.size, content_type: file.content_type } },
+    });
+  }
+
+  fileInfo(id: string) {
+    return data(this.api.GET('/api/v1/files/{file_id}', { params: { path: { file_id: id } } }));
+  }
+
+  // ---- channels and members ----------------------------------------------------
+
+  channelMembers(channelId: string) {
+    return all((cursor) => page(this.api.GET('/api/v1/channels/{channel_id}/members', { params: { path: { channel_id: channelId }, query: { cursor, limit: 200 } } })));
+  }
+
+  async addMember(channelId: string, userId: string) {
+    await data(this.api.POST('/api/v1/channels/{channel_id}/members', { params: { path: { channel_id: channelId } }, body: { user_id: userId } }));
+    if (userId === this.store.me?.id) this.store.memberOf.add(channelId);
+    this.store.changed();
+  }
+
+  async removeMember(channelId: string, userId: string) {
+    await data(this.api.DELETE('/api/v1/channels/{channel_id}/members/{user_id}', { params: { path: { channel_id: channelId, user_id: userId } } }));
+    if (userId === this.store.me?.id) {
+      const c = this.store.channels.get(channelId);
+      if (c?.is_private) this.store.removeChannel(channelId);
+      else this.store.memberOf.delete(channelId);
+    }
+    this.store.changed();
+  }
+
+  async createChannel(body: { name: string; description?: string; is_private?: boolean; is_default?: boolean; parent_channel_id?: string }) {
+    const c = await data(this.api.POST('/api/v1/channels', { body }));
+    this.store.upsertChannel(c);
+    this.store.memberOf.add(c.id);
+    this.store.changed();
+    return c;
+  }
+
+  async openDm(userIds: string[]) {
+    const c = await data(this.api.POST('/api/v1/dms', { body: { user_ids: userIds } }));
+    this.store.dms.set(c.id, c);
+    this.store.changed();
+    return c;
+  }
+
+  isAdmin() {
+    const role = this.store.me?.role;
+    return role === 'owner' || role === 'admin';
+  }
+}
+
+export { ApiError };

@@ -1,0 +1,63 @@
+// Stream events -> store updates (docs/realtime.md lists the payloads).
+import type { Store } from './store.js';
+import type { Channel, Conversation, Message, User } from './types.js';
+
+export function applyEvent(store: Store, type: string, data: Record<string, unknown>) {
+  const me = store.me?.id;
+  switch (type) {
+    case 'message.created': {
+      const m = data.message as Message;
+      store.upsert(m, { live: true });
+      store.clearTyping(m.channel_id, m.author_id);
+      break;
+    }
+    case 'message.updated':
+      store.upsert(data.message as Message, { live: true });
+      break;
+    case 'message.deleted':
+      store.remove(data.message_id as string);
+      break;
+    case 'reaction.added':
+      store.addReaction(data.message_id as string, data.emoji as string, data.user_id as string);
+      break;
+    case 'reaction.removed':
+      store.removeReaction(data.message_id as string, data.emoji as string, data.user_id as string);
+      break;
+    case 'typing':
+      store.setTyping(data.channel_id as string, data.user_id as string);
+      break;
+    case 'channel.created':
+    case 'channel.updated':
+      store.upsertChannel(data.channel as Channel);
+      break;
+    case 'channel.member_added':
+      if (data.user) store.users.set((data.user as User).id, data.user as User);
+      if (data.user_id === me) store.memberOf.add(data.channel_id as string);
+      break;
+    case 'channel.member_removed':
+      if (data.user_id === me) {
+        const channel = store.channels.get(data.channel_id as string);
+        if (channel?.is_private) store.removeChannel(channel.id);
+        else store.memberOf.delete(data.channel_id as string);
+      }
+      break;
+    case 'dm.created': {
+      const c = (data.conversation ?? data.dm) as Conversation | undefined;
+      if (c) store.dms.set(c.id, c);
+      break;
+    }
+    case 'user.created':
+    case 'user.updated':
+    case 'member.updated':
+      if (data.user) store.users.set((data.user as User).id, data.user as User);
+      if (store.me && (data.user as User | undefined)?.id === store.me.id) store.me = data.user as User;
+      break;
+    case 'member.removed':
+      store.users.delete(data.user_id as string);
+      break;
+    default:
+      return false;
+  }
+  store.changed();
+  return true;
+}

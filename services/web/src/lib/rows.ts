@@ -1,0 +1,37 @@
+// The flat row list the virtual list renders: day separators between days,
+// and messages flagged `grouped` when they continue the previous author's run
+// (same author, same day, under 5 minutes apart).
+import type { ShownMessage } from './store.js';
+
+export type Row = { kind: 'day'; key: string; label: string } | { kind: 'message'; key: string; message: ShownMessage; grouped: boolean };
+
+const GROUP_MS = 5 * 60_000;
+
+export const dayOf = (iso: string) => {
+  const d = new Date(iso);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+};
+
+export function buildRows(messages: ShownMessage[], dayLabel: (iso: string) => string = dayOf): Row[] {
+  const rows: Row[] = [];
+  let prev: ShownMessage | null = null;
+  for (const m of messages) {
+    const day = dayOf(m.created_at);
+    const newDay = !prev || dayOf(prev.created_at) !== day;
+    if (newDay) rows.push({ kind: 'day', key: `day:${day}`, label: dayLabel(m.created_at) });
+    const grouped =
+      !newDay && prev !== null && prev.author_id === m.author_id && !m.metadata && Date.parse(m.created_at) - Date.parse(prev.created_at) < GROUP_MS;
+    rows.push({ kind: 'message', key: m.key, message: m, grouped });
+    prev = m;
+  }
+  return rows;
+}
+
+/** "just now", "5 min ago", "3 h ago", else the date. */
+export function relativeTime(iso: string, now = Date.now()) {
+  const s = Math.round((now - Date.parse(iso)) / 1000);
+  if (s < 45) return 'just now';
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
+  return new Date(iso).toLocaleDateString();
+}

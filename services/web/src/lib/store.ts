@@ -1,0 +1,356 @@
+// The client's state, framework-free: users, channels and DMs by id, messages
+// by id with one ordered timeline per conversation (and per thread), unread
+// sets, typing, pending sends. Fed by REST pages and stream events; views
+// subscribe and read. Rules (docs/web.md): upsert by id keeping the later
+// edited_at; order by (created_at, id); deletions leave a tombstone so a late
+// event cannot bring a message back; unread counts are sets of ids.
+import type { Channel, Conversation, Message, User, Workspace } from './types.js';
+
+export type SendState = 'pending' | 'sent' | 'failed';
+export interface ShownMessage extends Message {
+  state: SendState;
+  /** Stable across the pending -> sent swap (the local id of our own sends). */
+  key: string;
+}
+
+interface Timeline {
+  ids: string[];
+  cursor: string | null;
+  hasMore: boolean;
+  loaded: boolean;
+  stale: boolean;
+}
+
+export interface KeyValueStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+}
+
+export const threadKey = (rootId: string) => `thread:${rootId}`;
+export const timelineKeyOf = (m: { channel_id: string; thread_id: string | null }) => (m.thread_id ? threadKey(m.thread_id) : m.channel_id);
+
+const TYPING_MS = 6_000;
+let localCounter = 0;
+
+const before = (a: Message, b: Message) => a.created_at < b.created_at || (a.created_at === b.created_at && a.id < b.id);
+
+export class Store {
+  me: User | null = null;
+  workspace: Workspace | null = null;
+  level = 2;
+  users = new Map<string, User>();
+  channels = new Map<string, Channel>();
+  dms = new Map<string, Conversation>();
+  /** Channels the signed-in user belongs to, as far as known (lists, member events). */
+  memberOf = new Set<string>();
+  messages = new Map<string, ShownMessage>();
+  unread = new Map<string, Set<string>>();
+  typing = new Map<string, Map<string, number>>();
+  /** The conversation on screen and whether its newest message is visible (then it is read). */
+  viewing: { id: string; atBottom: boolean } | null = null;
+  version = 0;
+  private timelines = new Map<string, Timeline>();
+  private tombstones = new Set<string>();
+  private pendingByServerId = new Map<string, string>();
+  private listeners = new Set<() => void>();
+
+  constructor(private readonly storage: KeyValueStorage | null = null, private readonly now: () => number = Date.now) {}
+
+  subscribe(listener: () => void) {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  changed() {
+    this.version += 1;
+    for (const l of this.listeners) l();
+  }
+
+  // ---- conversations -------------------------------------------------------
+
+  setUsers(users: User[]) {
+    for (const u of users) this.users.set(u.id, u);
+  }
+
+  setChannels(channels: Channel[]) {
+    this.channels = new Map(channels.map((c) => [c.id, c]));
+  }
+
+  upsertChannel(channel: Channel) {
+    this.channels.set(channel.id, channel);
+  }
+
+  removeChannel(id: string) {
+    this.channels.delete(id);
+    this.memberOf.delete(id);
+    this.timelines.delete(id);
+    this.unread.delete(id);
+  }
+
+  isConversation(id: string) {
+    return this.channels.has(id) || this.dms.has(id);
+  }
+
+  // ---- timelines -----------------------------------------------------------
+
+  timeline(key: string): Timeline {
+    let t = this.timelines.get(key);
+    if (!t) this.timelines.set(key, (t = { ids: [], cursor: null, hasMore: true, loaded: false, stale: false }));
+    return t;
+  }
+
+  hasTimeline(key: string) {
+    return this.timelines.has(key);
+  }
+
+  /** Messages of a conversation (or `thread:<root>`), oldest first. */
+  list(key: string): ShownMessage[] {
+    const out: ShownMessage[] = [];
+    for (const id of this.timelines.get(key)?.ids ?? []) {
+      const m = this.messages.get(id);
+      if (m) out.push(m);
+    }
+    return out;
+  }
+
+  /** Ids the server has sent for this timeline (pending local sends left out). */
+  serverIds(key: string) {
+    return new Set((this.timelines.get(key)?.ids ?? []).filter((id) => this.messages.get(id)?.state === 'sent'));
+  }
+
+  /** Adds a page of history (newest first, as the API lists it); `older` pages extend the cursor. */
+  addPage(key: string, page: Message[], pagination: { next_cursor: string | null; has_more: boolean }, older: boolean) {
+    const t = this.timeline(key);
+    for (const m of page) this.upsert(m, { live: false });
+    if (older || !t.loaded) {
+      t.cursor = pagination.next_cursor;
+      t.hasMore = pagination.has_more;
+    }
+    t.loaded = true;
+    t.stale = false;
+    this.changed();
+  }
+
+  /** Replaces a timeline with a fresh newest page (a gap too long to fill). */
+  resetTimeline(key: string, page: Message[], pagination: { next_cursor: string | null; has_more: boolean }) {
+    const t = this.timeline(key);
+    const keep = t.ids.filter((id) => this.messages.get(id)?.state !== 'sent');
+    for (const id of t.ids) if (!keep.includes(id)) this.messages.delete(id);
+    t.ids = keep;
+    t.loaded = false;
+    this.addPage(key, page, pagination, false);
+  }
+
+  /**
+   * Inserts or updates a message. Returns true when it is new to the client.
+   * `live` marks messages from the stream (they may count as unread).
+   */
+  upsert(m: Message, { live }: { live: boolean }): boolean {
+    if (this.tombstones.has(m.id)) return false;
+    const prev = this.messages.get(m.id);
+    if (prev && prev.edited_at && (!m.edited_at || m.edited_at < prev.edited_at)) return false;
+    const key = timelineKeyOf(m);
+    // Our own message whose POST has not answered yet: it replaces the pending entry in place.
+    const localId = this.pendingByServerId.get(m.id) ?? (prev ? null : this.matchPending(key, m));
+    if (localId) {
+      this.pendingByServerId.set(m.id, localId);
+      this.dropFromTimeline(key, localId);
+      this.messages.delete(localId);
+    }
+    this.messages.set(m.id, { ...m, state: 'sent', key: prev?.key ?? localId ?? m.id });
+    if (prev) return false;
+    this.insertSorted(key, m.id);
+    if (m.thread_id && live) {
+      const root = this.messages.get(m.thread_id);
+      if (root) root.thread = { reply_count: (root.thread?.reply_count ?? 0) + 1, last_reply_at: m.created_at };
+    }
+    if (live && !m.thread_id && m.author_id !== this.me?.id) this.noteUnread(m);
+    return true;
+  }
+
+  private matchPending(key: string, m: Message) {
+    if (m.author_id !== this.me?.id) return null;
+    for (const id of this.timelines.get(key)?.ids ?? []) {
+      const p = this.messages.get(id);
+      if (p && p.state === 'pending' && p.content === m.content) return id;
+    }
+    return null;
+  }
+
+  private insertSorted(key: string, id: string) {
+    const t = this.timeline(key);
+    const m = this.messages.get(id)!;
+    // Unsent messages stay last; sent ones go by (created_at, id), found by binary search.
+    let hi = t.ids.length;
+    while (hi > 0 && this.messages.get(t.ids[hi - 1]!)?.state !== 'sent') hi -= 1;
+    if (m.state !== 'sent') return void t.ids.push(id);
+    let lo = 0;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (before(this.messages.get(t.ids[mid]!)!, m)) lo = mid + 1;
+      else hi = mid;
+    }
+    t.ids.splice(lo, 0, id);
+  }
+
+  private dropFromTimeline(key: string, id: string) {
+    const t = this.timelines.get(key);
+    if (!t) return;
+    const i = t.ids.indexOf(id);
+    if (i >= 0) t.ids.splice(i, 1);
+  }
+
+  remove(messageId: string) {
+    this.tombstones.add(messageId);
+    const m = this.messages.get(messageId);
+    if (!m) return;
+    this.messages.delete(messageId);
+    this.dropFromTimeline(timelineKeyOf(m), messageId);
+    this.unread.get(m.channel_id)?.delete(messageId);
+    if (m.thread_id) {
+      const root = this.messages.get(m.thread_id);
+      if (root?.thread) root.thread = root.thread.reply_count > 1 ? { ...root.thread, reply_count: root.thread.reply_count - 1 } : null;
+    }
+  }
+
+  /** Removes known messages that a contiguous fresh page range no longer holds (deleted while we were away). */
+  pruneMissing(key: string, fresh: Message[]) {
+    if (!fresh.length) return;
+    const oldest = fresh.reduce((a, b) => (before(a, b) ? a : b));
+    const ids = new Set(fresh.map((m) => m.id));
+    for (const m of this.list(key)) {
+      if (m.state === 'sent' && !ids.has(m.id) && !before(m, oldest)) this.remove(m.id);
+    }
+  }
+
+  // ---- sending -------------------------------------------------------------
+
+  addPending(channelId: string, content: string, threadId: string | null): string {
+    const localId = `local-${this.now()}-${++localCounter}`;
+    const m: ShownMessage = {
+      id: localId,
+      key: localId,
+      state: 'pending',
+      channel_id: channelId,
+      author_id: this.me?.id ?? null,
+      content,
+      content_json: null,
+      metadata: null,
+      thread_id: threadId,
+      thread: null,
+      reactions: [],
+      card_origin: null,
+      mentioned_user_ids: [],
+      display: null,
+      webhook_id: null,
+      created_at: new Date(this.now()).toISOString(),
+      edited_at: null,
+    };
+    this.messages.set(localId, m);
+    this.timeline(timelineKeyOf(m)).ids.push(localId);
+    this.changed();
+    return localId;
+  }
+
+  /** The POST answered: the server's copy takes the pending entry's place (or already did, from the event). */
+  resolvePending(localId: string, m: Message) {
+    this.pendingByServerId.set(m.id, localId);
+    const pending = this.messages.get(localId);
+    if (pending) {
+      this.dropFromTimeline(timelineKeyOf(pending), localId);
+      this.messages.delete(localId);
+    }
+    this.upsert(m, { live: false });
+    this.changed();
+  }
+
+  failPending(localId: string) {
+    const p = this.messages.get(localId);
+    if (p) p.state = 'failed';
+    this.changed();
+  }
+
+  discardPending(localId: string) {
+    const p = this.messages.get(localId);
+    if (p) this.dropFromTimeline(timelineKeyOf(p), localId);
+    this.messages.delete(localId);
+    this.changed();
+  }
+
+  // ---- reactions -----------------------------------------------------------
+
+  addReaction(messageId: string, emoji: string, userId: string) {
+    const m = this.messages.get(messageId);
+    if (!m) return;
+    const r = m.reactions.find((x) => x.emoji === emoji);
+    if (r?.user_ids.includes(userId)) return;
+    const reactions = r
+      ? m.reactions.map((x) => (x === r ? { ...x, count: x.count + 1, user_ids: [...x.user_ids, userId] } : x))
+      : [...m.reactions, { emoji, count: 1, user_ids: [userId] }];
+    this.messages.set(messageId, { ...m, reactions });
+  }
+
+  removeReaction(messageId: string, emoji: string, userId: string) {
+    const m = this.messages.get(messageId);
+    const r = m?.reactions.find((x) => x.emoji === emoji);
+    if (!m || !r || !r.user_ids.includes(userId)) return;
+    const reactions = m.reactions
+      .map((x) => (x === r ? { ...x, count: x.count - 1, user_ids: x.user_ids.filter((u) => u !== userId) } : x))
+      .filter((x) => x.count > 0);
+    this.messages.set(messageId, { ...m, reactions });
+  }
+
+  // ---- typing --------------------------------------------------------------
+
+  setTyping(conversationId: string, userId: string) {
+    if (userId === this.me?.id) return;
+    let users = this.typing.get(conversationId);
+    if (!users) this.typing.set(conversationId, (users = new Map()));
+    users.set(userId, this.now() + TYPING_MS);
+  }
+
+  clearTyping(conversationId: string, userId: string | null) {
+    if (userId) this.typing.get(conversationId)?.delete(userId);
+  }
+
+  typingIn(conversationId: string): string[] {
+    const now = this.now();
+    return [...(this.typing.get(conversationId) ?? [])].filter(([, until]) => until > now).map(([id]) => id);
+  }
+
+  // ---- unread --------------------------------------------------------------
+
+  lastReadAt(conversationId: string): string {
+    return this.storage?.getItem(`lastRead:${conversationId}`) ?? '';
+  }
+
+  private noteUnread(m: Message) {
+    if (this.viewing?.id === m.channel_id && this.viewing.atBottom) return this.markRead(m.channel_id);
+    if (m.created_at <= this.lastReadAt(m.channel_id)) return;
+    let set = this.unread.get(m.channel_id);
+    if (!set) this.unread.set(m.channel_id, (set = new Set()));
+    set.add(m.id);
+  }
+
+  /** Counts unread messages in a newest page fetched at start (those after the last visit). */
+  countUnread(conversationId: string, page: Message[]) {
+    const since = this.lastReadAt(conversationId);
+    if (!since) return; // never opened here: nothing to compare with
+    const set = new Set(page.filter((m) => m.created_at > since && m.author_id !== this.me?.id).map((m) => m.id));
+    if (set.size) this.unread.set(conversationId, set);
+  }
+
+  unreadCount(conversationId: string) {
+    return this.unread.get(conversationId)?.size ?? 0;
+  }
+
+  markRead(conversationId: string) {
+    const newest = this.list(conversationId).at(-1)?.created_at ?? new Date(this.now()).toISOString();
+    if (newest > this.lastReadAt(conversationId)) this.storage?.setItem(`lastRead:${conversationId}`, newest);
+    this.unread.delete(conversationId);
+  }
+
+  markStale(exceptKeys: Set<string>) {
+    for (const [key, t] of this.timelines) if (!exceptKeys.has(key)) t.stale = true;
+  }
+}

@@ -1,0 +1,15 @@
+import { render } from 'preact';
+import { AxidClient } from './lib/client.js';
+import { App } from './ui/app.js';
+import { ClientContext } from './ui/context.js';
+import './styles.css';
+
+// One client (and so one stream) per tab.
+const client = new AxidClient({ origin: location.origin, storage: localStorage, userAgent: navigator.userAgent });
+
+render(
+  <ClientContext.Provider value={client}>
+    <App />
+  </ClientContext.Provider>,
+  document.getElementById('app')!,
+);

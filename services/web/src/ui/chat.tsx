@@ -1,0 +1,296 @@
+// The chat screen: sidebar, the open conversation, and its side panels
+// (thread, members), plus the create-channel dialog and the Ctrl/Cmd+K switcher.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { errorMessage } from '../lib/api.js';
+import { threadKey } from '../lib/store.js';
+import type { ChannelMember } from '../lib/types.js';
+import { Composer } from './composer.js';
+import { displayName, useStore } from './context.js';
+import { MessageItem } from './message.js';
+import { connectionLabel, conversationTitle, Sidebar } from './sidebar.js';
+import { Timeline } from './timeline.js';
+
+export function Chat({ conversationId, navigate }: { conversationId: string | null; navigate(path: string): void }) {
+  const client = useStore();
+  const [panel, setPanel] = useState<'members' | null>(null);
+  const [dialog, setDialog] = useState<'create' | 'switcher' | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [sidebarOpen, setSidebarOpen] = useState(false);
+
+  useEffect(() => {
+    if (conversationId) client.open(conversationId).then(() => setError(null), (err) => setError(errorMessage(err)));
+  }, [conversationId]);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') {
+        e.preventDefault();
+        setDialog('switcher');
+      } else if (e.key === 'Escape') {
+        if (dialog) setDialog(null);
+        else if (client.openThread) client.closeThread();
+        else if (panel) setPanel(null);
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [dialog, panel]);
+
+  const open = (id: string) => {
+    setSidebarOpen(false);
+    navigate(`/c/${id}`);
+  };
+  const s = client.store;
+  const channel = conversationId ? s.channels.get(conversationId) : undefined;
+  const known = conversationId ? s.isConversation(conversationId) : false;
+  const member = !channel || s.memberOf.has(channel.id);
+  const typing = conversationId ? s.typingIn(conversationId) : [];
+  const thread = client.openThread ? s.messages.get(client.openThread) : undefined;
+  // One polite live region announces the newest message from someone else (the list itself stays quiet).
+  const latest = conversationId ? s.list(conversationId).findLast((m) => m.author_id !== s.me?.id) : undefined;
+  const announcement = latest ? `${latest.display?.username || displayName(latest.author_id ? s.users.get(latest.author_id) : null)}: ${latest.content.slice(0, 200)}` : '';
+
+  return (
+    <div class={`chat${sidebarOpen ? ' sidebar-open' : ''}`}>
+      <Sidebar current={conversationId} onOpen={open} onCreate={() => setDialog('create')} onSwitcher={() => setDialog('switcher')} onSettings={() => navigate('/settings')} />
+      <main class="conversation" aria-label={conversationId ? conversationTitle(client, conversationId) : 'No conversation'}>
+        <header class="conv-header">
+          <button class="icon menu" aria-label="Show conversations" onClick={() => setSidebarOpen(!sidebarOpen)}>☰</button>
+          {/* On narrow screens the sidebar (and its announced status) is hidden: the state shows here too. */}
+          <span class={`conn conn-${client.streamState} narrow-only`} aria-hidden="true">{connectionLabel(client)}</span>
+          {conversationId && known ? (
+            <>
+              <h1>{conversationTitle(client, conversationId)}</h1>
+              {channel?.is_private ? <span class="tag">private</span> : null}
+              {channel?.description ? <span class="muted desc">{channel.description}</span> : null}
+              <span class="spacer" />
+              {channel && !member ? (
+                <button class="btn btn-primary small" onClick={() => void client.addMember(channel.id, s.me!.id).catch((err) => setError(errorMessage(err)))}>
+                  Join channel
+                </button>
+              ) : null}
+              {channel && member ? (
+                <button class="btn small" onClick={() => void client.removeMember(channel.id, s.me!.id).catch((err) => setError(errorMessage(err)))}>
+                  Leave
+                </button>
+              ) : null}
+              {channel ? (
+                <button class="btn small" aria-expanded={panel === 'members'} onClick={() => setPanel(panel === 'members' ? null : 'members')}>
+                  Members
+                </button>
+              ) : null}
+            </>
+          ) : (
+            <h1>Axid</h1>
+          )}
+        </header>
+        {error ? <p class="error banner" role="alert">{error}</p> : null}
+        <p class="sr-only" aria-live="polite">{announcement}</p>
+        {conversationId && known ? (
+          <>
+            <Timeline timelineKey={conversationId} conversationId={conversationId} />
+            <p class="typing" aria-live="polite">
+              {typing.length ? `${typing.map((u) => displayName(s.users.get(u))).join(', ')} ${typing.length === 1 ? 'is' : 'are'} typing…` : ''}
+            </p>
+            {member ? <Composer conversationId={conversationId} threadId={null} label={`Message ${conversationTitle(client, conversationId)}`} /> : <p class="muted join-hint">Join the channel to post.</p>}
+          </>
+        ) : (
+          <div class="empty">
+            <p>{conversationId ? 'This conversation does not exist or you cannot see it.' : 'Pick a channel on the left, or create one.'}</p>
+          </div>
+        )}
+      </main>
+      {thread && conversationId ? (
+        <aside class="panel thread" aria-label="Thread">
+          <header>
+            <h2>Thread</h2>
+            <button class="icon" aria-label="Close thread" onClick={() => client.closeThread()}>✕</button>
+          </header>
+          <div class="thread-root">
+            <MessageItem message={thread} grouped={false} inThread />
+          </div>
+          <Timeline timelineKey={threadKey(thread.id)} conversationId={conversationId} inThread />
+          <Composer conversationId={conversationId} threadId={thread.id} label="Reply in thread" />
+        </aside>
+      ) : null}
+      {panel === 'members' && channel ? <MembersPanel channelId={channel.id} onClose={() => setPanel(null)} /> : null}
+      {dialog === 'create' ? <CreateChannel onClose={() => setDialog(null)} onCreated={open} /> : null}
+      {dialog === 'switcher' ? <Switcher onClose={() => setDialog(null)} onPick={open} /> : null}
+    </div>
+  );
+}
+
+function MembersPanel({ channelId, onClose }: { channelId: string; onClose(): void }) {
+  const client = useStore();
+  const [members, setMembers] = useState<ChannelMember[] | null>(null);
+  const [adding, setAdding] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const load = () => client.channelMembers(channelId).then(setMembers, (err) => setError(errorMessage(err)));
+  useEffect(() => void load(), [channelId, client.store.version]);
+  const inside = new Set(members?.map((m) => m.user_id));
+  const candidates = [...client.store.users.values()].filter((u) => !inside.has(u.id));
+  const run = (fn: () => Promise<unknown>) => void fn().then(() => (setError(null), load()), (err) => setError(errorMessage(err)));
+  return (
+    <aside class="panel" aria-label="Channel members">
+      <header>
+        <h2>Members</h2>
+        <button class="icon" aria-label="Close members" onClick={onClose}>✕</button>
+      </header>
+      {error ? <p class="error" role="alert">{error}</p> : null}
+      <form class="row" onSubmit={(e) => (e.preventDefault(), adding && run(() => client.addMember(channelId, adding)))}>
+        <label class="sr-only" for="add-member">Add a member</label>
+        <select id="add-member" value={adding} onChange={(e) => setAdding(e.currentTarget.value)}>
+          <option value="">Add someone…</option>
+          {candidates.map((u) => (
+            <option key={u.id} value={u.id}>
+              {displayName(u)} (@{u.name}){u.is_agent ? ' — bot' : ''}
+            </option>
+          ))}
+        </select>
+        <button class="btn btn-primary small" type="submit" disabled={!adding}>Add</button>
+      </form>
+      <ul class="members">
+        {members?.map((m) => (
+          <li key={m.user_id}>
+            <span>{displayName(m.user)}</span>
+            {m.user.is_agent ? <span class="badge">bot</span> : null}
+            <span class="spacer" />
+            <button class="btn small" aria-label={`Remove ${displayName(m.user)}`} onClick={() => run(() => client.removeMember(channelId, m.user_id))}>
+              Remove
+            </button>
+          </li>
+        ))}
+        {members === null ? <li class="muted">Loading…</li> : null}
+      </ul>
+    </aside>
+  );
+}
+
+function Dialog({ title, onClose, children }: { title: string; onClose(): void; children: preact.ComponentChildren }) {
+  const returnTo = useRef<Element | null>(document.activeElement);
+  useEffect(() => () => (returnTo.current as HTMLElement | null)?.focus?.(), []);
+  return (
+    <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+      <div class="dialog" role="dialog" aria-modal="true" aria-label={title}>
+        <h2>{title}</h2>
+        {children}
+      </div>
+    </div>
+  );
+}
+
+function CreateChannel({ onClose, onCreated }: { onClose(): void; onCreated(id: string): void }) {
+  const client = useStore();
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const [isPrivate, setPrivate] = useState(false);
+  const [isDefault, setDefault] = useState(false);
+  const [parent, setParent] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const parents = [...client.store.channels.values()].filter((c) => !c.parent_channel_id && client.store.memberOf.has(c.id));
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    try {
+      const c = await client.createChannel({
+        name,
+        ...(description ? { description } : {}),
+        is_private: isPrivate,
+        ...(isDefault ? { is_default: true } : {}),
+        ...(parent ? { parent_channel_id: parent } : {}),
+      });
+      onClose();
+      onCreated(c.id);
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+  return (
+    <Dialog title="Create a channel" onClose={onClose}>
+      <form class="form" onSubmit={submit}>
+        <label>
+          Name
+          <input autoFocus required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </label>
+        <label>
+          Description
+          <input value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={isPrivate} onChange={(e) => setPrivate(e.currentTarget.checked)} /> Private (members only)
+        </label>
+        {client.isAdmin() ? (
+          <label class="check">
+            <input type="checkbox" checked={isDefault} onChange={(e) => setDefault(e.currentTarget.checked)} /> Default (new agents join it)
+          </label>
+        ) : null}
+        <label>
+          Inside channel (sub-channel)
+          <select value={parent} onChange={(e) => setParent(e.currentTarget.value)}>
+            <option value="">None</option>
+            {parents.map((c) => (
+              <option key={c.id} value={c.id}>#{c.name}</option>
+            ))}
+          </select>
+        </label>
+        {error ? <p class="error" role="alert">{error}</p> : null}
+        <div class="row">
+          <button class="btn" type="button" onClick={onClose}>Cancel</button>
+          <button class="btn btn-primary" type="submit">Create</button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function Switcher({ onClose, onPick }: { onClose(): void; onPick(id: string): void }) {
+  const client = useStore();
+  const [q, setQ] = useState('');
+  const [active, setActive] = useState(0);
+  const [error, setError] = useState<string | null>(null);
+  const s = client.store;
+  const items = [
+    ...[...s.channels.values()].map((c) => ({ id: c.id, label: `${c.is_private ? '🔒' : '#'}${c.name}`, user: null as string | null })),
+    ...[...s.dms.keys()].map((id) => ({ id, label: conversationTitle(client, id), user: null as string | null })),
+    ...[...s.users.values()].filter((u) => u.id !== s.me?.id).map((u) => ({ id: `user:${u.id}`, label: `${displayName(u)} (direct message)${u.is_agent ? ' · bot' : ''}`, user: u.id })),
+  ].filter((i) => i.label.toLowerCase().includes(q.toLowerCase())).slice(0, 12);
+  const choose = async (i: (typeof items)[number] | undefined) => {
+    if (!i) return;
+    try {
+      const id = i.user ? (await client.openDm([i.user])).id : i.id;
+      onClose();
+      onPick(id);
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+  return (
+    <Dialog title="Jump to a conversation" onClose={onClose}>
+      <input
+        autoFocus
+        class="switcher-input"
+        role="combobox"
+        aria-expanded="true"
+        aria-controls="switcher-list"
+        aria-activedescendant={items.length ? `switcher-${active}` : undefined}
+        aria-label="Search channels and people"
+        placeholder="Channel or person"
+        value={q}
+        onInput={(e) => (setQ(e.currentTarget.value), setActive(0))}
+        onKeyDown={(e) => {
+          if (e.key === 'ArrowDown') (e.preventDefault(), setActive(Math.min(active + 1, items.length - 1)));
+          else if (e.key === 'ArrowUp') (e.preventDefault(), setActive(Math.max(active - 1, 0)));
+          else if (e.key === 'Enter') (e.preventDefault(), void choose(items[active]));
+        }}
+      />
+      {error ? <p class="error" role="alert">{error}</p> : null}
+      <ul class="switcher-list" role="listbox" id="switcher-list">
+        {items.map((i, n) => (
+          <li key={i.id} id={`switcher-${n}`} role="option" aria-selected={n === active} class={n === active ? 'active' : ''} onMouseDown={(e) => (e.preventDefault(), void choose(i))}>
+            {i.label}
+          </li>
+        ))}
+        {items.length === 0 ? <li class="muted">Nothing matches.</li> : null}
+      </ul>
+    </Dialog>
+  );
+}

@@ -1,0 +1,164 @@
+// The composer: Enter sends, Shift+Enter breaks the line (never during IME
+// composition); paste or drop a file to upload it (XMLHttpRequest progress);
+// `@name` offers members in a listbox and the chosen ones become mention nodes.
+import { useRef, useState } from 'preact/hooks';
+import { errorMessage, uploadFile } from '../lib/api.js';
+import type { DocNode, User } from '../lib/types.js';
+import { displayName, useClient } from './context.js';
+
+interface Upload {
+  name: string;
+  progress: number;
+}
+
+/** Text with the chosen `@name`s turned into mention nodes (content_json). */
+export function mentionDoc(text: string, mentions: User[]): DocNode | null {
+  if (!mentions.length) return null;
+  const inline: DocNode[] = [];
+  let rest = text;
+  while (rest) {
+    let best: { at: number; user: User } | null = null;
+    for (const u of mentions) {
+      const at = rest.indexOf(`@${u.name}`);
+      if (at >= 0 && (!best || at < best.at)) best = { at, user: u };
+    }
+    if (!best) {
+      inline.push({ type: 'text', text: rest });
+      break;
+    }
+    if (best.at > 0) inline.push({ type: 'text', text: rest.slice(0, best.at) });
+    inline.push({ type: 'mention', attrs: { id: best.user.id, label: displayName(best.user) } });
+    rest = rest.slice(best.at + best.user.name.length + 1);
+  }
+  return { type: 'doc', content: [{ type: 'paragraph', content: inline }] };
+}
+
+export function Composer({ conversationId, threadId, label }: { conversationId: string; threadId: string | null; label: string }) {
+  const client = useClient();
+  const [text, setText] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [uploads, setUploads] = useState<Upload[]>([]);
+  const [query, setQuery] = useState<string | null>(null);
+  const [active, setActive] = useState(0);
+  const mentions = useRef<User[]>([]);
+  const area = useRef<HTMLTextAreaElement>(null);
+  const listId = `mentions-${threadId ?? conversationId}`;
+
+  const candidates =
+    query === null
+      ? []
+      : [...client.store.users.values()].filter((u) => u.name.toLowerCase().startsWith(query.toLowerCase()) || displayName(u).toLowerCase().startsWith(query.toLowerCase())).slice(0, 6);
+
+  const send = async () => {
+    const content = text.trim();
+    if (!content) return;
+    const doc = mentionDoc(content, mentions.current.filter((u) => content.includes(`@${u.name}`)));
+    setText('');
+    mentions.current = [];
+    try {
+      await client.send(conversationId, content, { threadId, contentJson: doc });
+      setError(null);
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+
+  const upload = async (files: File[]) => {
+    for (const file of files) {
+      const entry: Upload = { name: file.name, progress: 0 };
+      setUploads((u) => [...u, entry]);
+      try {
+        const info = await uploadFile(file, client.key!, (p) => setUploads((u) => u.map((x) => (x.name === entry.name ? { ...x, progress: p } : x))));
+        await client.sendFile(conversationId, info, threadId);
+        setError(null);
+      } catch (err) {
+        setError(errorMessage(err));
+      } finally {
+        setUploads((u) => u.filter((x) => x.name !== entry.name));
+      }
+    }
+  };
+
+  const pick = (u: User) => {
+    const el = area.current!;
+    const before = text.slice(0, el.selectionStart).replace(/@([^\s@]*)$/, `@${u.name} `);
+    setText(before + text.slice(el.selectionStart));
+    mentions.current = [...mentions.current, u];
+    setQuery(null);
+  };
+
+  return (
+    <form
+      class="composer"
+      onSubmit={(e) => (e.preventDefault(), void send())}
+      onDragOver={(e) => e.preventDefault()}
+      onDrop={(e) => {
+        e.preventDefault();
+        const files = [...(e.dataTransfer?.files ?? [])];
+        if (files.length) void upload(files);
+      }}
+    >
+      {uploads.map((u) => (
+        <div class="upload" key={u.name}>
+          <span>Uploading {u.name}</span>
+          <progress max={1} value={u.progress} aria-label={`Uploading ${u.name}`} />
+        </div>
+      ))}
+      {error ? <p class="error" role="alert">{error}</p> : null}
+      {candidates.length ? (
+        <ul class="mention-list" role="listbox" id={listId} aria-label="Mention someone">
+          {candidates.map((u, i) => (
+            <li key={u.id} id={`${listId}-${i}`} role="option" aria-selected={i === active} class={i === active ? 'active' : ''} onMouseDown={(e) => (e.preventDefault(), pick(u))}>
+              {displayName(u)} <span class="muted">@{u.name}</span>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <div class="composer-row">
+        <textarea
+          ref={area}
+          rows={1}
+          value={text}
+          placeholder={label}
+          aria-label={label}
+          aria-controls={listId}
+          aria-activedescendant={candidates.length ? `${listId}-${active}` : undefined}
+          onInput={(e) => {
+            const value = e.currentTarget.value;
+            setText(value);
+            const m = /(?:^|\s)@([^\s@]*)$/.exec(value.slice(0, e.currentTarget.selectionStart));
+            setQuery(m ? m[1]! : null);
+            setActive(0);
+            if (value.trim()) client.typing(conversationId);
+          }}
+          onKeyDown={(e) => {
+            if (candidates.length) {
+              if (e.key === 'ArrowDown') return (e.preventDefault(), setActive((active + 1) % candidates.length));
+              if (e.key === 'ArrowUp') return (e.preventDefault(), setActive((active - 1 + candidates.length) % candidates.length));
+              if (e.key === 'Enter' || e.key === 'Tab') return (e.preventDefault(), pick(candidates[active]!));
+              if (e.key === 'Escape') return (e.stopPropagation(), setQuery(null));
+            }
+            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+              e.preventDefault();
+              void send();
+            }
+          }}
+          onPaste={(e) => {
+            const files = [...(e.clipboardData?.files ?? [])];
+            if (files.length) {
+              e.preventDefault();
+              void upload(files);
+            }
+          }}
+        />
+        <label class="btn attach" title="Attach a file">
+          📎<span class="sr-only">Attach a file</span>
+          <input type="file" class="sr-only" onChange={(e) => (void upload([...(e.currentTarget.files ?? [])]), (e.currentTarget.value = ''))} />
+        </label>
+        <button type="submit" class="btn btn-primary" disabled={uploads.length > 0}>
+          Send
+        </button>
+      </div>
+    </form>
+  );
+}

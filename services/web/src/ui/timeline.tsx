@@ -1,0 +1,93 @@
+// The message list: virtua's VList over the flat rows of lib/rows.ts. Older
+// pages load near the top (`shift` keeps the view still while they are
+// prepended); new messages are followed only when the view is at the bottom.
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { VList, type VListHandle } from 'virtua';
+import { buildRows } from '../lib/rows.js';
+import { useStore } from './context.js';
+import { MessageItem } from './message.js';
+
+const dayLabel = (iso: string) => new Date(iso).toLocaleDateString(undefined, { weekday: 'long', year: 'numeric', month: 'long', day: 'numeric' });
+
+export function Timeline({ timelineKey, conversationId, inThread }: { timelineKey: string; conversationId: string; inThread?: boolean }) {
+  const client = useStore();
+  const store = client.store;
+  const messages = store.list(timelineKey);
+  const rows = useMemo(() => buildRows(messages, dayLabel), [store.version, timelineKey]);
+  const list = useRef<VListHandle>(null);
+  const atBottom = useRef(true);
+  const [prepending, setPrepending] = useState(false);
+  const loading = useRef(false);
+  const [newCount, setNewCount] = useState(0);
+  const lastKey = useRef<string | null>(null);
+  const timeline = store.timeline(timelineKey);
+
+  // Follow the end when at the bottom; else count what arrived below.
+  const last = rows.at(-1)?.key ?? null;
+  useLayoutEffect(() => {
+    if (!rows.length) return;
+    if (atBottom.current || lastKey.current === null) list.current?.scrollToIndex(rows.length - 1, { align: 'end' });
+    else if (last !== lastKey.current && !prepending) setNewCount((n) => n + 1);
+    lastKey.current = last;
+  }, [last, rows.length]);
+
+  useEffect(() => {
+    atBottom.current = true;
+    lastKey.current = null;
+    setNewCount(0);
+    if (inThread) return;
+    // Opening a conversation reads it; while its end is on screen, new messages count as read.
+    store.viewing = { id: conversationId, atBottom: true };
+    store.markRead(conversationId);
+    store.changed();
+    return () => {
+      if (store.viewing?.id === conversationId) store.viewing = null;
+    };
+  }, [timelineKey]);
+
+  useEffect(() => setPrepending(false), [rows.length]);
+
+  const onScroll = (offset: number) => {
+    const h = list.current;
+    if (!h) return;
+    atBottom.current = offset + h.viewportSize >= h.scrollSize - 10;
+    if (atBottom.current) {
+      setNewCount(0);
+      if (!inThread) {
+        store.viewing = { id: conversationId, atBottom: true };
+        if (store.unreadCount(conversationId)) {
+          store.markRead(conversationId);
+          store.changed();
+        }
+      }
+    } else if (!inThread) store.viewing = { id: conversationId, atBottom: false };
+    if (offset < 400 && timeline.hasMore && timeline.loaded && !loading.current) {
+      loading.current = true;
+      setPrepending(true);
+      void client.loadOlder(timelineKey).finally(() => (loading.current = false));
+    }
+  };
+
+  if (!timeline.loaded) return <div class="empty" role="status">Loading messages…</div>;
+  if (!rows.length) return <div class="empty">No messages yet. Say hello!</div>;
+  return (
+    <div class="timeline-wrap">
+      <VList ref={list as never} class="timeline" shift={prepending} onScroll={onScroll} role="log" aria-label="Messages" aria-live="off">
+        {rows.map((row) =>
+          row.kind === 'day' ? (
+            <div key={row.key} class="day" role="separator" aria-label={row.label}>
+              <span>{row.label}</span>
+            </div>
+          ) : (
+            <MessageItem key={row.key} message={row.message} grouped={row.grouped} inThread={inThread} />
+          ),
+        )}
+      </VList>
+      {newCount > 0 ? (
+        <button class="new-toast" onClick={() => (list.current?.scrollToIndex(rows.length - 1, { align: 'end' }), setNewCount(0))}>
+          {newCount} new ↓
+        </button>
+      ) : null}
+    </div>
+  );
+}

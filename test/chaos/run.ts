@@ -1,0 +1,512 @@
+// `npm run chaos`: a fault harness. It runs a split deployment (two API
+// processes, a gateway, a worker) on its own PostgreSQL, redis-server and S3
+// server (spare loopback ports; never the machine's shared servers), keeps a
+// steady load on it with a client that records every id, injects one fault
+// after another, and prints per fault: posts accepted, silent gaps, duplicate
+// deliveries, 5xx other than 503, and jobs not finished within 60 s.
+//
+// A silent gap is an accepted post that a stream never delivered although it
+// was connected before the post was sent and stayed connected for GRACE_MS
+// after it was accepted (a stream that ends tells the client to refetch).
+// Bounded: everything is stopped after MAX_RUN_MS whatever happens.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import { freePort } from '../../shared/embedded.js';
+import { PrivatePostgres } from '../support/private-postgres.js';
+import { startProcess, type RunningProcess } from '../support/process.js';
+
+const PHASE_MS = 8_000;
+const OUTAGE_MS = 5_000;
+const GRACE_MS = 10_000;
+const JOB_DEADLINE_MS = 60_000;
+const REQUEST_TIMEOUT_MS = 15_000;
+const MAX_RUN_MS = 6 * 60_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const log = (...a: unknown[]) => process.stderr.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${a.join(' ')}\n`);
+
+// ---------- private servers ----------
+
+/** redis-server with an append-only file, so a stop and start keeps the data (the wipe is a fault of its own). */
+class ChaosRedis {
+  child: ChildProcess | null = null;
+  readonly dir = mkdtempSync(path.join(os.tmpdir(), 'axid-chaos-redis-'));
+  constructor(readonly port: number) {}
+  get url() {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+  async up() {
+    this.child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--dir', this.dir],
+      { stdio: 'ignore' },
+    );
+    for (let i = 0; i < 200; i++) {
+      const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      probe.on('error', () => undefined);
+      const ok = await probe
+        .connect()
+        .then(() => probe.ping())
+        .then(
+          (r) => r === 'PONG',
+          () => false,
+        );
+      probe.disconnect();
+      if (ok) return;
+      await sleep(50);
+    }
+    throw new Error('redis-server did not start');
+  }
+  async down() {
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  async flushAll() {
+    const r = new Redis(this.url);
+    try {
+      await r.flushall();
+    } finally {
+      r.disconnect();
+    }
+  }
+  async stop() {
+    await this.down();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+// ---------- the client's records ----------
+
+interface Phase {
+  name: string;
+  accepted: number;
+  refused503: number;
+  other5xx: number;
+  timeouts: number;
+  connectionErrors: number;
+  jobs: number;
+}
+
+interface Post {
+  id: string;
+  phase: number;
+  sentAt: number;
+  acceptedAt: number;
+}
+
+interface Job {
+  kind: 'file' | 'render';
+  key: string; // file id, or the attachment title of a compatible post
+  phase: number;
+  acceptedAt: number;
+  finishedAt?: number;
+}
+
+interface Connection {
+  openedAt: number;
+  endedAt?: number;
+  delivered: Map<string, number>;
+}
+
+/** message.created entries seen on the Redis event stream: entry id → message id (read before the wipe and at the end). */
+const streamEntries = new Map<string, string>();
+
+async function readEventStream(url: string) {
+  const r = new Redis(url);
+  try {
+    let start = '-';
+    for (;;) {
+      const batch = (await r.xrange('axid:events', start, '+', 'COUNT', 1000)) as [string, string[]][];
+      for (const [id, fields] of batch) {
+        const event = JSON.parse(fields[1]!) as { type: string; data: { message?: { id: string } } };
+        if (event.type === 'message.created' && event.data.message) streamEntries.set(id, event.data.message.id);
+      }
+      if (batch.length < 1000) return;
+      start = `(${batch[batch.length - 1]![0]}`;
+    }
+  } finally {
+    r.disconnect();
+  }
+}
+
+const phases: Phase[] = [];
+const posts: Post[] = [];
+const jobs: Job[] = [];
+const connections: Connection[] = [];
+let phase = 0;
+const newPhase = (name: string) => {
+  phases.push({ name, accepted: 0, refused503: 0, other5xx: 0, timeouts: 0, connectionErrors: 0, jobs: 0 });
+  phase = phases.length - 1;
+  log(`phase: ${name}`);
+};
+
+// ---------- the stream reader (reconnects when a stream ends) ----------
+
+function openStream(url: string, key: string): Promise<Connection | null> {
+  return new Promise((resolve) => {
+    const req = http.get(`${url}/api/v1/stream`, { headers: { authorization: `Bearer ${key}` }, agent: false }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        return resolve(null);
+      }
+      const conn: Connection = { openedAt: 0, delivered: new Map() };
+      let buffer = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffer += chunk;
+        let i: number;
+        while ((i = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, i);
+          buffer = buffer.slice(i + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (event === 'init') {
+            conn.openedAt = Date.now();
+            connections.push(conn);
+            resolve(conn);
+          } else if (event === 'message.created' && data) {
+            const id = (JSON.parse(data) as { message: { id: string } }).message.id;
+            conn.delivered.set(id, (conn.delivered.get(id) ?? 0) + 1);
+          }
+        }
+      });
+      const end = () => {
+        conn.endedAt ??= Date.now();
+        resolve(null);
+      };
+      res.on('end', end);
+      res.on('close', end);
+      res.on('error', end);
+    });
+    req.on('error', () => resolve(null));
+  });
+}
+
+// ---------- the deployment ----------
+
+interface Deployment {
+  env: Record<string, string>;
+  apis: RunningProcess[];
+  gateway: RunningProcess;
+  worker: RunningProcess;
+}
+
+const started = new Set<RunningProcess>();
+async function role(env: Record<string, string>, roles: string): Promise<RunningProcess> {
+  const p = await startProcess({ ...env, ROLES: roles });
+  started.add(p);
+  p.child.once('exit', () => started.delete(p));
+  return p;
+}
+
+async function kill(p: RunningProcess, signal: NodeJS.Signals) {
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+  const exited = new Promise((r) => p.child.once('exit', r));
+  p.child.kill(signal);
+  await exited;
+}
+
+// ---------- the load ----------
+
+async function request(url: string, method: string, pathname: string, key: string | null, body?: unknown) {
+  const started = Date.now();
+  try {
+    const res = await fetch(`${url}${pathname}`, {
+      method,
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text.startsWith('{') ? JSON.parse(text) : null, started };
+  } catch (err) {
+    return { status: (err as Error).name === 'TimeoutError' ? -1 : 0, json: null, started };
+  }
+}
+
+/** Counts a failed request: -1 no answer in time, 0 connection refused or reset. */
+function count(p: Phase, status: number) {
+  if (status === 503) p.refused503++;
+  else if (status === -1) p.timeouts++;
+  else if (status === 0) p.connectionErrors++;
+  else if (status >= 500) p.other5xx++;
+}
+
+async function main() {
+  const hardStop = setTimeout(() => {
+    log('run took too long: stopping everything');
+    void cleanup().finally(() => process.exit(2));
+  }, MAX_RUN_MS);
+  hardStop.unref();
+
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'axid-chaos-'));
+  const pgServer = await PrivatePostgres.start();
+  const redis = new ChaosRedis(await freePort());
+  await redis.up();
+  // The S3 server every process shares (as the embedded default does for one process).
+  const s3rverModule: string = 's3rver';
+  const { default: S3rver } = (await import(s3rverModule)) as {
+    default: new (o: object) => { run(): Promise<unknown>; close(): Promise<void> };
+  };
+  const s3 = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: path.join(dataDir, 's3'), configureBuckets: [{ name: 'axid-files' }] });
+  const s3Address = (await s3.run()) as { port: number };
+  const key = randomBytes(32).toString('base64url');
+  const env = {
+    DATABASE_URL: pgServer.url('axid'),
+    REDIS_URL: redis.url,
+    S3_ENDPOINT: `http://127.0.0.1:${s3Address.port}`,
+    DATA_DIR: dataDir,
+    BOOTSTRAP_ADMIN_KEY: key,
+    RATE_LIMIT_POINTS: '1000000',
+    JOB_RECONCILE_AFTER: '20',
+    LOG_LEVEL: 'warn',
+  };
+
+  let stopLoad = false; // the writers
+  let stopReaders = false; // the stream and job readers
+  let dep: Deployment | null = null;
+  const loops: Promise<void>[] = [];
+
+  cleanup = async () => {
+    stopLoad = true;
+    stopReaders = true;
+    await Promise.allSettled([...started].map((p) => kill(p, 'SIGKILL')));
+    await redis.stop();
+    await pgServer.stop();
+    await s3.close().catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    log('starting the deployment');
+    const first = await role(env, 'api');
+    const [second, gateway, worker] = await Promise.all([role(env, 'api'), role(env, 'gateway'), role(env, 'worker')]);
+    dep = { env, apis: [first, second], gateway, worker };
+    const d = dep;
+    const db = new pg.Pool({ connectionString: env.DATABASE_URL, max: 2 });
+    db.on('error', () => undefined);
+
+    const channel = (await request(first.url, 'POST', '/api/v1/channels', key, { name: `chaos-${Date.now()}` })).json.data.id as string;
+    const hook = (await request(first.url, 'POST', '/api/v1/webhooks/incoming', key, { channel_id: channel, name: 'chaos' })).json.data.id as string;
+    newPhase('steady (no fault)');
+
+    // The stream: one connection at a time, reopened when it ends.
+    loops.push(
+      (async () => {
+        while (!stopReaders) {
+          const conn = await openStream(d.gateway.url, key);
+          if (!conn) {
+            await sleep(200);
+            continue;
+          }
+          while (!stopReaders && conn.endedAt === undefined) await sleep(50);
+        }
+      })(),
+    );
+    await sleep(500);
+
+    // Posts: two writers, alternating API processes.
+    let n = 0;
+    for (let w = 0; w < 2; w++) {
+      loops.push(
+        (async () => {
+          while (!stopLoad) {
+            const api = d.apis[n++ % d.apis.length]!;
+            const sentAt = Date.now();
+            const p = phases[phase]!;
+            const res = await request(api.url, 'POST', `/api/v1/channels/${channel}/messages`, key, { content: `chaos ${n}` });
+            if (res.status === 201) {
+              p.accepted++;
+              posts.push({ id: res.json.data.id, phase, sentAt, acceptedAt: Date.now() });
+            } else count(p, res.status);
+            await sleep(40);
+          }
+        })(),
+      );
+    }
+
+    // Jobs: an upload and a compatible webhook post with an attachment, about every 700 ms.
+    loops.push(
+      (async () => {
+        let i = 0;
+        while (!stopLoad) {
+          const api = d.apis[i++ % d.apis.length]!;
+          const p = phases[phase]!;
+          const form = new FormData();
+          form.append('file', new Blob([randomBytes(2048)], { type: 'application/octet-stream' }), `chaos-${i}.bin`);
+          const up = await fetch(`${api.url}/api/v1/files`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}` },
+            body: form,
+            signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+          })
+            .then(async (r) => ({ status: r.status, json: (await r.json().catch(() => null)) as { data?: { id: string } } | null }))
+            .catch((err: Error) => ({ status: err.name === 'TimeoutError' ? -1 : 0, json: null }));
+          if (up.status === 201) {
+            p.jobs++;
+            jobs.push({ kind: 'file', key: up.json!.data!.id, phase, acceptedAt: Date.now() });
+          } else count(p, up.status);
+          const title = `chaos-render-${i}`;
+          const posted = await request(api.url, 'POST', `/hooks/compat/${hook}`, null, { attachments: [{ fallback: title, title }] });
+          if (posted.status === 200) {
+            p.jobs++;
+            jobs.push({ kind: 'render', key: title, phase, acceptedAt: Date.now() });
+          } else count(p, posted.status);
+          await sleep(700);
+        }
+      })(),
+    );
+
+    // Job completion, read from Postgres.
+    loops.push(
+      (async () => {
+        while (!stopReaders) {
+          await sleep(500);
+          const open = jobs.filter((j) => j.finishedAt === undefined);
+          if (open.length === 0) continue;
+          try {
+            const files = open.filter((j) => j.kind === 'file').map((j) => j.key);
+            const done = new Set<string>();
+            if (files.length) {
+              const r = await db.query<{ id: string }>(`SELECT id FROM files WHERE id = ANY($1::uuid[]) AND status <> 'processing'`, [files]);
+              for (const row of r.rows) done.add(row.id);
+            }
+            const r2 = await db.query<{ content: string }>(
+              `SELECT content FROM messages WHERE webhook_id = $1 AND content_json IS NOT NULL AND created_at > now() - interval '10 minutes'`,
+              [hook],
+            );
+            for (const row of r2.rows) {
+              const m = /chaos-render-\d+/.exec(row.content);
+              if (m) done.add(m[0]);
+            }
+            const now = Date.now();
+            for (const j of open) if (done.has(j.key)) j.finishedAt = now;
+          } catch {
+            /* Postgres away: read again later */
+          }
+        }
+      })(),
+    );
+
+    await sleep(PHASE_MS);
+
+    newPhase('SIGKILL an API process');
+    await kill(d.apis[0]!, 'SIGKILL');
+    d.apis.splice(0, 1);
+    d.apis.push(await role(env, 'api'));
+    await sleep(PHASE_MS);
+
+    newPhase(`stop Redis for ${OUTAGE_MS / 1000} s`);
+    await redis.down();
+    await sleep(OUTAGE_MS);
+    await redis.up();
+    await sleep(PHASE_MS);
+
+    newPhase('wipe Redis (FLUSHALL)');
+    await readEventStream(redis.url);
+    await redis.flushAll();
+    await sleep(PHASE_MS);
+
+    newPhase(`stop PostgreSQL for ${OUTAGE_MS / 1000} s`);
+    await pgServer.down();
+    await sleep(OUTAGE_MS);
+    await pgServer.up();
+    await sleep(PHASE_MS);
+
+    newPhase('SIGTERM the gateway');
+    await kill(d.gateway, 'SIGTERM');
+    d.gateway = await role(env, 'gateway');
+    await sleep(PHASE_MS);
+
+    newPhase('roll both API processes');
+    for (let i = 0; i < 2; i++) {
+      const fresh = await role(env, 'api');
+      const old = d.apis.shift()!;
+      d.apis.push(fresh);
+      await kill(old, 'SIGTERM');
+    }
+    await sleep(PHASE_MS);
+
+    newPhase('SIGKILL the worker mid-job');
+    // Mid-job: right after an upload was accepted.
+    const before = jobs.length;
+    while (jobs.length === before) await sleep(20);
+    await kill(d.worker, 'SIGKILL');
+    d.worker = await role(env, 'worker');
+    await sleep(PHASE_MS);
+
+    stopLoad = true;
+    log('load stopped; waiting for the last deliveries and jobs');
+    const lastAccepted = Math.max(...posts.map((p) => p.acceptedAt), ...jobs.map((j) => j.acceptedAt));
+    while (Date.now() < lastAccepted + JOB_DEADLINE_MS && jobs.some((j) => j.finishedAt === undefined)) await sleep(500);
+    while (Date.now() < lastAccepted + GRACE_MS) await sleep(200);
+    stopReaders = true;
+    await Promise.allSettled(loops);
+    await db.end();
+    await readEventStream(redis.url);
+
+    printTable();
+  } finally {
+    await cleanup();
+    clearTimeout(hardStop);
+  }
+}
+
+let cleanup: () => Promise<void> = async () => undefined;
+
+function printTable() {
+  const end = Date.now();
+  const rows = phases.map((p, i) => {
+    const mine = posts.filter((x) => x.phase === i);
+    let gaps = 0;
+    let duplicates = 0;
+    for (const post of mine) {
+      for (const c of connections) {
+        const got = c.delivered.get(post.id) ?? 0;
+        if (got > 1) duplicates += got - 1;
+        const coveredFrom = c.openedAt <= post.sentAt;
+        const stayed = (c.endedAt ?? end) >= post.acceptedAt + GRACE_MS;
+        if (coveredFrom && stayed && got === 0) gaps++;
+      }
+    }
+    const late = jobs.filter((j) => j.phase === i && (j.finishedAt === undefined || j.finishedAt - j.acceptedAt > JOB_DEADLINE_MS)).length;
+    return { p, gaps, duplicates, late };
+  });
+  const header =
+    '| fault | posts accepted | silent gaps | duplicates | 5xx other than 503 | 503 answers | no answer in 15 s | connection refused | jobs recorded | jobs not finished in 60 s |';
+  const lines = [header, '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|'];
+  for (const { p, gaps, duplicates, late } of rows) {
+    lines.push(
+      `| ${p.name} | ${p.accepted} | ${gaps} | ${duplicates} | ${p.other5xx} | ${p.refused503} | ${p.timeouts} | ${p.connectionErrors} | ${p.jobs} | ${late} |`,
+    );
+  }
+  // Where duplicates come from: a message on the Redis stream twice (the relay) or once (the gateway).
+  const entriesPerMessage = new Map<string, number>();
+  for (const m of streamEntries.values()) entriesPerMessage.set(m, (entriesPerMessage.get(m) ?? 0) + 1);
+  const onStreamTwice = [...entriesPerMessage.values()].filter((n) => n > 1).length;
+  process.stdout.write(
+    `\n${lines.join('\n')}\n\nstream connections: ${connections.length}; messages on the Redis event stream more than once: ${onStreamTwice} (of ${entriesPerMessage.size} read)\n`,
+  );
+}
+
+process.once('SIGINT', () => {
+  void cleanup().finally(() => process.exit(130));
+});
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    log('failed:', (err as Error).stack ?? err);
+    void cleanup().finally(() => process.exit(1));
+  },
+);

@@ -1,0 +1,74 @@
+// A PostgreSQL server of our own on a spare port, for fault tests that stop
+// and restart the database (never the machine's shared server). Postgres
+// refuses to run as root: as root, the server runs as the `postgres` user.
+import { execFile } from 'node:child_process';
+import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from '../../shared/embedded.js';
+
+const run = promisify(execFile);
+
+function binDir(): string {
+  const versions = readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a));
+  if (versions.length === 0) throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql');
+  return `/usr/lib/postgresql/${versions[0]}/bin`;
+}
+
+export class PrivatePostgres {
+  private readonly bin = binDir();
+  private readonly asRoot = process.getuid?.() === 0;
+  private running = false;
+
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
+
+  static async start(): Promise<PrivatePostgres> {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'axid-pg-'));
+    const pg = new PrivatePostgres(await freePort(), dir);
+    if (pg.asRoot) {
+      chmodSync(dir, 0o700);
+      const { stdout } = await run('id', ['-u', 'postgres']);
+      const { stdout: gid } = await run('id', ['-g', 'postgres']);
+      chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
+    }
+    await pg.exec('initdb', ['-D', pg.data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+    await pg.up();
+    return pg;
+  }
+
+  get data() {
+    return path.join(this.dir, 'data');
+  }
+
+  /** A URL for database `name` on this server. */
+  url(name: string) {
+    return `postgres://postgres@127.0.0.1:${this.port}/${name}`;
+  }
+
+  private exec(tool: string, args: string[]) {
+    const file = path.join(this.bin, tool);
+    return this.asRoot ? run('runuser', ['-u', 'postgres', '--', file, ...args]) : run(file, args);
+  }
+
+  async up() {
+    const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`;
+    await this.exec('pg_ctl', ['start', '-w', '-D', this.data, '-l', path.join(this.dir, 'log'), '-o', options]);
+    this.running = true;
+  }
+
+  /** Stops the server at once (fast shutdown: open sessions are terminated, 57P01). */
+  async down() {
+    if (!this.running) return;
+    await this.exec('pg_ctl', ['stop', '-w', '-m', 'fast', '-D', this.data]);
+    this.running = false;
+  }
+
+  async stop() {
+    await this.down().catch(() => undefined);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

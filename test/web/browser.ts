@@ -1,0 +1,118 @@
+// Chromium for the web app's tests: the same binary as test/support/browser.ts
+// (which gives one persistent context; these tests need several contexts, one
+// per person), one browser per test file, a fresh profile each time. Every page records page errors and CSP violations
+// so a test can fail on them. The app is the production build (built by
+// `npm install`; built here if missing).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'chai';
+import { CHROMIUM_PATH } from '../support/browser.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const SCREENSHOTS = path.join(ROOT, 'test-artifacts', 'web');
+
+export function ensureWebBuild() {
+  if (!existsSync(path.join(ROOT, 'services/web/dist/index.html'))) {
+    execFileSync('npm', ['run', '--silent', 'build:web'], { cwd: ROOT, stdio: 'inherit' });
+  }
+}
+
+export interface TestBrowser {
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(): Promise<TestBrowser> {
+  ensureWebBuild();
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'axid-chromium-'));
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    // Playwright gives the browser a fresh temporary profile of its own; HOME and XDG point at ours.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    env: { ...process.env, XDG_CONFIG_HOME: profile, XDG_CACHE_HOME: profile, HOME: profile },
+  });
+  return {
+    browser,
+    async close() {
+      await browser.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface AppPage {
+  context: BrowserContext;
+  page: Page;
+  problems: string[];
+  /** Fails when the page threw or broke the CSP. */
+  assertClean(): void;
+}
+
+/** A new context (its own storage) with the app open at `path`. */
+export async function openApp(
+  b: TestBrowser,
+  baseUrl: string,
+  urlPath = '/',
+  viewport = { width: 1280, height: 800 },
+  colorScheme: 'light' | 'dark' = 'light',
+): Promise<AppPage> {
+  const context = await b.browser.newContext({ viewport, baseURL: baseUrl, acceptDownloads: true, colorScheme });
+  const page = await context.newPage();
+  openPages.add(page);
+  page.on('close', () => openPages.delete(page));
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  await page.exposeBinding('__cspViolation', (_source, text: string) => void problems.push(`CSP violation: ${text}`));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      (window as unknown as { __cspViolation(t: string): void }).__cspViolation(`${e.violatedDirective} ${e.blockedURI}`);
+    });
+  });
+  await page.goto(urlPath);
+  return {
+    context,
+    page,
+    problems,
+    assertClean() {
+      expect(problems, problems.join('\n')).to.deep.equal([]);
+    },
+  };
+}
+
+/** Opens the app signed in through a one-time link (`/#key=...`). */
+export async function signedIn(
+  b: TestBrowser,
+  baseUrl: string,
+  key: string,
+  urlPath = '/',
+  viewport?: { width: number; height: number },
+  colorScheme?: 'light' | 'dark',
+) {
+  const app = await openApp(b, baseUrl, `${urlPath}#key=${encodeURIComponent(key)}`, viewport, colorScheme);
+  // The chat shows the stream's state; the settings page has no stream indicator.
+  // (Attached, not visible: on a narrow screen the sidebar holding it is hidden.)
+  await app.page.locator('[data-stream-state="live"], .settings').first().waitFor({ state: 'attached' });
+  return app;
+}
+
+const openPages = new Set<Page>();
+
+/** For an afterEach hook: keeps a screenshot of every open page when a test failed, then closes them. */
+export async function afterEachTest(ctx: Mocha.Context) {
+  const failed = ctx.currentTest?.state === 'failed';
+  let n = 0;
+  for (const page of openPages) {
+    if (failed) await screenshot(page, `failed-${(ctx.currentTest?.title ?? 'test').replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}-${++n}`).catch(() => undefined);
+    await page.context().close().catch(() => undefined);
+  }
+  openPages.clear();
+}
+
+export async function screenshot(page: Page, name: string) {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
+}

@@ -1,0 +1,140 @@
+// `npm run web:budget`: the web app's budgets, measured (not a timed test):
+// - initial JavaScript (what index.html loads) gzipped, against 150 KB;
+// - a channel of 10,000 messages painted (newest message on screen) after
+//   navigation, against 1 s on localhost;
+// - a message posted by someone else shown in the browser, p99 from the start
+//   of its POST, against 100 ms.
+// It starts its own stack (own database and Redis prefix) and removes it after.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { startStack } from '../../services/stack.js';
+import { createLogger } from '../../shared/logger.js';
+import { newWorkspace, testEnv } from '../support/stack.js';
+import { SseParser } from '../../services/web/src/lib/sse.js';
+import { launchBrowser, signedIn } from './browser.js';
+
+const DIST = new URL('../../services/web/dist/', import.meta.url).pathname;
+const LIMITS = { initialJsKb: 150, paintMs: 1000, liveP99Ms: 100 };
+const MESSAGES = Number(process.env.BUDGET_MESSAGES ?? 10_000);
+const LIVE_SAMPLES = Number(process.env.BUDGET_LIVE_SAMPLES ?? 200);
+
+function initialJsGzipKb() {
+  const html = readFileSync(path.join(DIST, 'index.html'), 'utf8');
+  const files = [...html.matchAll(/<(?:script|link rel="modulepreload")[^>]*(?:src|href)="\/([^"]+\.js)"/g)].map((m) => m[1]!);
+  const bytes = files.reduce((sum, f) => sum + gzipSync(readFileSync(path.join(DIST, f)), { level: 9 }).length, 0);
+  return { files, kb: bytes / 1024 };
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+async function main() {
+  const js = initialJsGzipKb();
+  console.log(`initial JS: ${js.kb.toFixed(1)} KB gzipped (${js.files.join(', ')}); budget ${LIMITS.initialJsKb} KB`);
+
+  const env = testEnv();
+  const stack = await startStack(env.config, createLogger('silent'));
+  const browser = await launchBrowser();
+  try {
+    const ws = await newWorkspace(stack);
+    const poster = await ws.user();
+    const ch = await ws.owner.post('/api/v1/channels', { name: 'ten-thousand' });
+    const channelId = ch.body.data.id as string;
+    await ws.owner.post(`/api/v1/channels/${channelId}/members`, { user_id: poster.id });
+    const started = Date.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < MESSAGES) {
+          const i = next++;
+          const res = await poster.client.post(`/api/v1/channels/${channelId}/messages`, { content: `history message ${i}` });
+          if (res.status !== 201) throw new Error(`seeding failed: ${res.status} ${res.text}`);
+        }
+      }),
+    );
+    console.log(`seeded ${MESSAGES} messages in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const last = await poster.client.post(`/api/v1/channels/${channelId}/messages`, { content: 'the newest message' });
+
+    const app = await signedIn(browser, stack.url, ws.ownerKey);
+    const paints: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      await app.page.goto('/settings');
+      await app.page.locator('.settings').waitFor();
+      await app.page.goto(`/c/${channelId}`);
+      await app.page.locator(`[data-message-id="${last.body.data.id}"]`).waitFor();
+      // From the navigation's start to the newest message on screen, by the page's own clock.
+      paints.push(await app.page.evaluate(() => performance.now()));
+    }
+    paints.sort((a, b) => a - b);
+    console.log(`channel of ${MESSAGES} messages painted: median ${pct(paints, 50).toFixed(0)} ms, worst ${paints.at(-1)!.toFixed(0)} ms (5 loads); budget ${LIMITS.paintMs} ms`);
+
+    // Scrolling up through history: pages load as the top nears.
+    const scrollStart = Date.now();
+    for (let i = 0; i < 20; i++) {
+      await app.page.locator('.timeline').evaluate((el) => el.scrollBy(0, -4000));
+      await app.page.waitForTimeout(50);
+    }
+    const rendered = await app.page.evaluate(() => document.querySelectorAll('article.message').length);
+    console.log(`scrolled up 20 x 4000 px in ${Date.now() - scrollStart} ms; ${rendered} message rows in the DOM (virtualised)`);
+
+    // Back to the newest message: new ones are followed only at the bottom.
+    for (let i = 0; i < 10; i++) {
+      await app.page.locator('.timeline').evaluate((el) => el.scrollTo(0, el.scrollHeight));
+      await app.page.waitForTimeout(50);
+    }
+
+    // Live: the page notes when each new message appears; the poster notes when each POST started.
+    await app.page.evaluate(() => {
+      const seen: Record<string, number> = {};
+      (window as unknown as { __seen: Record<string, number> }).__seen = seen;
+      new MutationObserver(() => {
+        for (const el of document.querySelectorAll('article.message[data-message-id]')) {
+          const id = el.getAttribute('data-message-id')!;
+          seen[id] ??= Date.now();
+        }
+      }).observe(document.body, { childList: true, subtree: true });
+    });
+    // The same events read by a plain stream client in Node: the server's share of the latency.
+    const nodeSeen: Record<string, number> = {};
+    const abort = new AbortController();
+    const streamRes = await fetch(`${stack.url}/api/v1/stream`, { headers: { authorization: `Bearer ${ws.ownerKey}` }, signal: abort.signal });
+    const parser = new SseParser();
+    void (async () => {
+      const decoder = new TextDecoder();
+      try {
+        for await (const chunk of streamRes.body as unknown as AsyncIterable<Uint8Array>) {
+          for (const f of parser.push(decoder.decode(chunk, { stream: true }))) {
+            if (f.event === 'message.created') nodeSeen[(JSON.parse(f.data) as { message: { id: string } }).message.id] ??= Date.now();
+          }
+        }
+      } catch {
+        /* aborted at the end */
+      }
+    })();
+    const sent: { id: string; at: number }[] = [];
+    for (let i = 0; i < LIVE_SAMPLES; i++) {
+      const at = Date.now();
+      const res = await poster.client.post(`/api/v1/channels/${channelId}/messages`, { content: `live ${i}` });
+      sent.push({ id: res.body.data.id, at });
+      await app.page.locator(`[data-message-id="${res.body.data.id}"]`).waitFor();
+    }
+    const seen = await app.page.evaluate(() => (window as unknown as { __seen: Record<string, number> }).__seen);
+    const latencies = sent.map((s) => seen[s.id]! - s.at).sort((a, b) => a - b);
+    console.log(
+      `live message shown after its POST started: p50 ${pct(latencies, 50)} ms, p99 ${pct(latencies, 99)} ms, max ${latencies.at(-1)} ms (${LIVE_SAMPLES} messages); budget p99 ${LIMITS.liveP99Ms} ms`,
+    );
+    abort.abort();
+    const server = sent.map((x) => nodeSeen[x.id]! - x.at).sort((a, b) => a - b);
+    console.log(`same messages on a Node stream client (server share): p50 ${pct(server, 50)} ms, p99 ${pct(server, 99)} ms`);
+    const ok = js.kb <= LIMITS.initialJsKb && pct(paints, 50) <= LIMITS.paintMs && pct(latencies, 99) <= LIMITS.liveP99Ms;
+    console.log(ok ? 'within budget' : 'OVER BUDGET');
+    process.exitCode = ok ? 0 : 1;
+  } finally {
+    await browser.close();
+    await stack.close();
+    await env.cleanup();
+  }
+}
+
+void main();
