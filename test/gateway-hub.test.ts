@@ -10,15 +10,22 @@ import { gatewayMetrics } from '../services/gateway/metrics.js';
 import type { AxidEvent } from '../shared/events.js';
 import type { Metrics } from '../shared/metrics.js';
 
+/** A response whose headers went out unchunked: frames are written to its socket as they are. */
 class FakeResponse extends EventEmitter {
   written: string[] = [];
   ended = false;
-  writableLength = 0;
-  socket = null;
-  write(b: Buffer) {
-    this.written.push(b.toString());
-    return true;
-  }
+  chunkedEncoding = false;
+  socket = {
+    writableLength: 0,
+    writableCorked: 0,
+    cork: () => undefined,
+    uncork: () => undefined,
+    end: () => undefined,
+    write: (b: Buffer) => {
+      this.written.push(b.toString());
+      return true;
+    },
+  };
   end(cb?: () => void) {
     this.ended = true;
     cb?.();
@@ -96,7 +103,10 @@ describe('gateway routing index', () => {
   });
 
   it('encodes the type first and equal to the event name', () => {
-    const frame = encodeFrame('typing', { type: 'other', channel_id: C }).toString();
-    expect(frame).to.equal(`event: typing\ndata: {"type":"typing","channel_id":"${C}"}\n\n`);
+    const frame = encodeFrame('typing', { type: 'other', channel_id: C });
+    const text = `event: typing\ndata: {"type":"typing","channel_id":"${C}"}\n\n`;
+    expect(frame.bytes.toString()).to.equal(text);
+    // The same bytes as one HTTP/1.1 chunk, written as is to chunked responses.
+    expect(frame.chunk.toString()).to.equal(`${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`);
   });
 });

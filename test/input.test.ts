@@ -147,6 +147,27 @@ describe('compatible hook: everything checked before anything is written', () =>
     expect(long.body.error.message).to.match(/^attachments: has a link or image whose address uses a scheme other than/);
     expect(await hookMessages(s.hookId)).to.have.length(0);
   });
+
+  it('writes the message, its pending render and its job together or not at all', async () => {
+    const s = await setup();
+    const db = stack().rt.db;
+    // A real failure between the message and its render row: a trigger of this
+    // run's own database refuses one marked render (other tests never send it).
+    await db.raw(`CREATE OR REPLACE FUNCTION refuse_marked_render() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.text = 'refuse-this-render' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`);
+    await db.raw('CREATE TRIGGER refuse_marked_render BEFORE INSERT ON webhook_renders FOR EACH ROW EXECUTE FUNCTION refuse_marked_render()');
+    try {
+      const res = await anon().post(`/hooks/compat/${s.hookId}`, { text: 'refuse-this-render', attachments: [{ title: 'deploy', text: 'done' }] });
+      expectError(res, 500, 'internal_error');
+      expect(await hookMessages(s.hookId)).to.have.length(0);
+    } finally {
+      await db.raw('DROP TRIGGER refuse_marked_render ON webhook_renders');
+      await db.raw('DROP FUNCTION refuse_marked_render()');
+    }
+    const ok = await anon().post(`/hooks/compat/${s.hookId}`, { text: 'fine', attachments: [{ title: 'deploy', text: 'done' }] });
+    expect(ok.status).to.equal(200);
+    expect(await hookMessages(s.hookId)).to.have.length(1);
+  });
 });
 
 describe('nesting depth', () => {

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { expect } from 'chai';
 import { expectError } from './support/expect.js';
 import { addMember, createChannel, createDm, fence, postMessage, removeMember } from './support/channels.js';
@@ -124,6 +125,37 @@ describe('GET /api/v1/stream', () => {
         expect(s.res.complete, 'the chunked response was terminated properly').to.equal(true);
         expect(s.text().endsWith('\n\n')).to.equal(true);
       }
+    });
+
+    it('writes plain frames, without chunk framing, to an HTTP/1.0 client', async () => {
+      const ws = await newWorkspace();
+      const socket = net.connect(Number(new URL(stack().url).port), '127.0.0.1');
+      track({ close: () => socket.destroy() });
+      let text = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (d: string) => (text += d));
+      const until = (done: () => boolean) =>
+        new Promise<void>((resolve, reject) => {
+          if (done()) return resolve();
+          const check = () => {
+            if (!done()) return;
+            socket.off('data', check);
+            resolve();
+          };
+          socket.on('data', check);
+          socket.once('close', () => reject(new Error(`the stream closed; received: ${text.slice(0, 300)}`)));
+        });
+      socket.write(`GET /api/v1/stream HTTP/1.0\r\nAuthorization: Bearer ${ws.ownerKey}\r\n\r\n`);
+      const bodyOf = () => text.slice(text.indexOf('\r\n\r\n') + 4);
+      await until(() => bodyOf().includes('\n\n'));
+      const created = await ws.user();
+      await until(() => bodyOf().includes(created.id));
+      expect(text.startsWith('HTTP/1.1 200')).to.equal(true);
+      expect(text.toLowerCase()).not.to.include('transfer-encoding');
+      expect(bodyOf().startsWith('event: init\ndata: ')).to.equal(true);
+      // Every line is a field of a frame or the blank line ending one: no chunk sizes in between.
+      for (const line of bodyOf().split('\n')) expect(line).to.match(/^(event: |data: |: |$)/);
+      expect(bodyOf()).to.include('event: user.created\ndata: ');
     });
 
     it('exposes its metrics', async () => {

@@ -1,5 +1,30 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { GatewayMetrics } from './metrics.js';
+
+/**
+ * One SSE frame, encoded once per event as a whole HTTP/1.1 chunk (size line,
+ * frame, CRLF): every chunked stream gets this same Buffer straight on its
+ * socket. Going through `res.write` instead cost, per delivery, the chunk
+ * header and trailer writes, a cork and a nextTick to uncork (node's
+ * OutgoingMessage), which was most of the gateway's JavaScript per delivery.
+ */
+export class Frame {
+  private constructor(
+    readonly chunk: Buffer,
+    private readonly start: number,
+  ) {}
+
+  static of(text: string): Frame {
+    const head = `${Buffer.byteLength(text).toString(16)}\r\n`;
+    return new Frame(Buffer.from(`${head}${text}\r\n`), head.length);
+  }
+
+  /** The frame alone, for a response that is not chunked (an HTTP/1.0 client). */
+  get bytes(): Buffer {
+    return this.chunk.subarray(this.start, this.chunk.length - 2);
+  }
+}
 
 export interface ConnectionInfo {
   keyId: string;
@@ -8,10 +33,11 @@ export interface ConnectionInfo {
 }
 
 /**
- * One open SSE response. Frames are written whole, in the order given (FIFO),
- * into the response's own buffer; that buffer is the connection's bounded
- * queue: a client that lets it grow past `maxQueueBytes` is cut off so that
- * it never holds memory or slows anyone else.
+ * One open SSE response. Once its headers are sent, frames are written whole,
+ * in the order given (FIFO), straight to the socket; the socket's buffer is
+ * the connection's bounded queue: a client that lets it grow past
+ * `maxQueueBytes` is cut off so that it never holds memory or slows anyone
+ * else.
  */
 export class SseConnection {
   closed = false;
@@ -19,13 +45,20 @@ export class SseConnection {
   lastWriteAt = Date.now();
   private opened = false;
   private readonly listeners: (() => void)[] = [];
+  /** Null when the headers could not go out at once (no socket yet): the stream is then ended. */
+  private readonly socket: Socket | null;
+  /** Whether the response uses chunked transfer encoding (HTTP/1.1), so frames go as chunks. */
+  private readonly chunked: boolean;
 
+  /** `res` must have its headers flushed already. */
   constructor(
     readonly info: ConnectionInfo,
     private readonly res: ServerResponse,
     private readonly maxQueueBytes: number,
     private readonly metrics: GatewayMetrics,
   ) {
+    this.socket = res.socket;
+    this.chunked = res.chunkedEncoding;
     res.on('close', () => this.finish());
   }
 
@@ -40,18 +73,25 @@ export class SseConnection {
    * not kept: a small Buffer pins its whole 8 KB allocation pool slab, which
    * measured as 3 KB per idle stream when a closure held it.
    */
-  open(initFrame: Buffer) {
+  open(initFrame: Frame) {
+    if (!this.socket) return this.end();
     this.send(initFrame, false);
     this.opened = true;
     this.metrics.connections.inc();
   }
 
-  /** Queues a whole frame; false when the connection is gone (or was just cut off). Deliveries are counted by the caller, once per event. */
-  send(frame: Buffer, isEvent = true, now = Date.now()): boolean {
-    if (this.closed) return false;
-    const queued = this.res.writableLength;
+  /**
+   * Queues a whole frame; false when the connection is gone (or was just cut
+   * off). Deliveries are counted by the caller, once per event. With `cork`,
+   * the socket is corked (once) and added to that list for the caller to
+   * uncork.
+   */
+  send(frame: Frame, isEvent = true, now = Date.now(), cork: Socket[] | null = null): boolean {
+    const socket = this.socket;
+    if (this.closed || !socket) return false;
+    const queued = socket.writableLength;
     // A frame larger than the whole budget still goes to a client that keeps up.
-    if (queued > 0 && queued + frame.length > this.maxQueueBytes) {
+    if (queued > 0 && queued + frame.chunk.length > this.maxQueueBytes) {
       this.metrics.slowDisconnects.inc();
       if (isEvent) this.metrics.dropped.inc();
       // Nothing more can be written whole: drop the socket.
@@ -59,15 +99,20 @@ export class SseConnection {
       this.finish();
       return false;
     }
-    this.res.write(frame);
+    if (cork && socket.writableCorked === 0) {
+      socket.cork();
+      cork.push(socket);
+    }
+    socket.write(this.chunked ? frame.chunk : frame.bytes);
     this.lastWriteAt = now;
     return true;
   }
 
   /**
-   * Ends the stream cleanly after the frames already queued, and the socket
-   * with it: a client reconnects on a new one anyway, and an idle keep-alive
-   * socket would only hold a shutting-down server open.
+   * Ends the stream cleanly after the frames already queued (the response's
+   * last chunk goes to the same socket after them), and the socket with it: a
+   * client reconnects on a new one anyway, and an idle keep-alive socket would
+   * only hold a shutting-down server open.
    */
   end() {
     if (this.closed) return;

@@ -11,7 +11,7 @@ import { channelIdsOfUser } from '../core/channels/channels.store.js';
 import { presentUser } from '../core/users/users.presenter.js';
 import { findKeyHolder } from '../core/users/users.store.js';
 import { presentWorkspace } from '../core/workspaces/workspaces.presenter.js';
-import { SseConnection } from './connection.js';
+import { Frame, SseConnection } from './connection.js';
 import { Hub, encodeFrame, type Ticket } from './hub.js';
 import { gatewayMetrics } from './metrics.js';
 import { StreamReader, entryTime } from '../../shared/stream-reader.js';
@@ -31,7 +31,7 @@ export interface GatewayOptions {
   reader?: StreamReader;
 }
 
-const KEEP_ALIVE = Buffer.from(': keep-alive\n\n');
+const KEEP_ALIVE = Frame.of(': keep-alive\n\n');
 
 export function createGateway(rt: Runtime, o: GatewayOptions) {
   const keepAliveMs = o.keepAliveMs ?? 15_000;

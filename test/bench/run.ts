@@ -196,6 +196,8 @@ async function main() {
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
       RATE_LIMIT_POINTS: '1000000000',
+      // 100 streams per user in scenarios 3 to 5 (the default cap is 50).
+      STREAM_MAX_PER_USER: '1000000',
       BOOTSTRAP_ADMIN_KEY: adminKey,
       S3_ENDPOINT: s3.url,
       S3_BUCKET: 'axid-files',

@@ -14,6 +14,7 @@ import type { Scenario } from './lib/report.js';
 import { settings } from './settings.js';
 import type { CannonArgs, CannonResult, PosterArgs, PosterResult, UploadArgs } from './load/loadgen.js';
 import type { StreamSpec } from './load/sse-client.js';
+import { findNchan, startNchan, type NchanInstall } from './lib/nchan.js';
 
 export interface Bench {
   id: string;
@@ -100,10 +101,17 @@ async function channel(b: Bench, name: string): Promise<string> {
   return rows[0].id as string;
 }
 
-/** Runs the Axid side (unless unavailable) and the floor alternately. */
-async function interleave<T>(b: Bench, label: string, axid: ((round: number) => Promise<T>) | null, floor: (round: number) => Promise<T>) {
+/** Runs the Axid side (unless unavailable), the floor and (scenarios 3 and 5, when installed) Nchan in turn, round after round. */
+async function interleave<T>(
+  b: Bench,
+  label: string,
+  axid: ((round: number) => Promise<T>) | null,
+  floor: (round: number) => Promise<T>,
+  nchan: ((round: number) => Promise<T>) | null = null,
+) {
   const a: T[] = [];
   const f: T[] = [];
+  const n: T[] = [];
   for (let r = 1; r <= settings.rounds; r++) {
     if (axid) {
       a.push(await axid(r));
@@ -111,8 +119,12 @@ async function interleave<T>(b: Bench, label: string, axid: ((round: number) => 
     }
     f.push(await floor(r));
     b.log(`${label}: round ${r} floor done`);
+    if (nchan) {
+      n.push(await nchan(r));
+      b.log(`${label}: round ${r} Nchan done`);
+    }
   }
-  return { a, f };
+  return { a, f, n };
 }
 
 const cannon = (b: Bench, args: CannonArgs) => b.loadgen.call<CannonResult>('cannon', args, (args.durationS + 30) * 1000);
@@ -180,7 +192,7 @@ export async function posts(b: Bench, s: Scenario): Promise<void> {
     axid: available ? { ...base, url: b.api.url, headers: { authorization: `Bearer ${b.adminKey}` } } : null,
     floor: { ...base, url: b.floorPost.url },
     floorPid: b.floorPost.proc.pid,
-    throughputTarget: 0.6,
+    throughputTarget: 0.7,
     p99Target: 1.5,
   });
   if (!available) throw new Unavailable(s.reason);
@@ -297,6 +309,10 @@ interface StreamCtx {
   userIds: string[];
   metadata: boolean;
   fdLimit: number;
+  /** nginx with the Nchan module, when installed: the third side of scenarios 3 and 5. */
+  nchan: NchanInstall | null;
+  /** Length of the data of Axid's message.created frame (from the probe); Nchan's posts are padded to it. */
+  dataBytes: number;
 }
 
 async function sseClients(b: Bench, count: number): Promise<{ clients: Rpc[]; procs: Proc[]; fdLimit: number }> {
@@ -366,7 +382,10 @@ async function probeStream(b: Bench, ctx: StreamCtx, channelId: string): Promise
     }
     const deadline = Date.now() + 5000;
     while (Date.now() < deadline) {
-      if ((await client.call<number>('count')) > 0) return null;
+      if ((await client.call<number>('count')) > 0) {
+        ctx.dataBytes = (await client.call<{ dataBytes: number }>('stats')).dataBytes || ctx.dataBytes;
+        return null;
+      }
       await sleep(100);
     }
     return 'a posted message did not reach its channel member on GET /api/v1/stream within 5 s';
@@ -407,26 +426,33 @@ interface Delivery {
   deliveriesPerS: number;
   p50: number;
   p99: number;
+  /** CPU time of the streaming server (gateway, SSE floor, nginx) per receipt, while posting and delivering. */
+  cpuUsPerDelivery: number;
   posts: PosterResult;
 }
+
+type Side = 'axid' | 'floor' | 'nchan';
 
 /** Posts at a fixed rate to one side and collects every stream's receipts. */
 async function postAndReceive(
   b: Bench,
   ctx: StreamCtx,
-  side: 'axid' | 'floor',
-  o: { postPaths: string[]; rate: number; seconds: number; streams: number },
+  side: Side,
+  o: { postPaths: string[]; rate: number; seconds: number; streams: number; serverPid: number; nchanUrl?: string },
 ): Promise<Delivery> {
   await Promise.all(ctx.clients.map((c) => c.call('reset')));
+  const cpuBefore = cpuMsOf(o.serverPid);
   const posts = await b.loadgen.call<PosterResult>(
     'poster',
     {
-      url: side === 'axid' ? b.api.url : b.floorPost.url,
+      // Nchan publishes what it is posted: through its own publisher location, padded to Axid's frame.
+      url: side === 'axid' ? b.api.url : side === 'floor' ? b.floorPost.url : o.nchanUrl!,
       paths: o.postPaths,
       key: side === 'axid' ? b.adminKey : undefined,
       rate: o.rate,
       durationMs: o.seconds * 1000,
       metadata: ctx.metadata,
+      padTo: side === 'nchan' ? ctx.dataBytes : undefined,
     } satisfies PosterArgs,
     (o.seconds + 30) * 1000,
   );
@@ -446,6 +472,7 @@ async function postAndReceive(
     if (Date.now() - lastChange > 2000 || Date.now() > hardStop) break;
     await sleep(100);
   }
+  const cpuMs = cpuMsOf(o.serverPid) - cpuBefore;
   const stats = await Promise.all(
     ctx.clients.map((c) => c.call<{ deliveries: number; firstAt: number; lastAt: number; hist: [number, number][] }>('stats')),
   );
@@ -458,25 +485,57 @@ async function postAndReceive(
     deliveriesPerS: deliveries > 0 ? deliveries / ((lastAt - posts.firstSendAt) / 1000) : 0,
     p50: hist.percentile(50),
     p99: hist.percentile(99),
+    cpuUsPerDelivery: (cpuMs * 1000) / Math.max(1, deliveries),
     posts,
   };
 }
 
 interface FanoutRound extends Delivery, Opened {
   perConnKb: number;
+  /** How long the RSS took to settle. */
+  settleS: number;
+}
+
+/**
+ * RSS once it stops falling: V8 returns the garbage of the opening burst only
+ * after allocation has been quiet for a while (its memory reducer), in steps 8 to 15 s apart
+ * over some 20 s for the gateway (at 10,000 streams: 13.4 KB per stream 7 s
+ * after opening, 11.7 at 12 s, 8.6 at 22 s; the floor 10.1 → 9.7, nginx 10.0
+ * throughout). Polled each second until no drop above 1% for settleSeconds.
+ */
+async function settledRssKb(pid: number): Promise<{ kb: number; seconds: number }> {
+  const started = Date.now();
+  let low = memoryOf(pid).rssKb;
+  let lowAt = Date.now();
+  while (Date.now() - lowAt < settings.settleSeconds * 1000 && Date.now() - started < settings.settleMaxSeconds * 1000) {
+    await sleep(1000);
+    const kb = memoryOf(pid).rssKb;
+    if (kb < low * 0.99) lowAt = Date.now();
+    low = Math.min(low, kb);
+  }
+  return { kb: low, seconds: (Date.now() - started) / 1000 };
 }
 
 /** A fresh server; RSS before and after opening the streams; then the posts. */
-async function fanoutRound(b: Bench, ctx: StreamCtx, side: 'axid' | 'floor', specs: StreamSpec[], postPath: string): Promise<FanoutRound> {
-  const server = side === 'axid' ? await startGateway(b) : await startFloorSse(b);
+async function fanoutRound(b: Bench, ctx: StreamCtx, side: Side, specs: StreamSpec[], postPath: string, round: number): Promise<FanoutRound> {
+  const server =
+    side === 'axid' ? await startGateway(b) : side === 'floor' ? await startFloorSse(b) : await startNchan(ctx.nchan!, path.join(b.dataDir, `nchan-${round}`));
   try {
     await sleep(1000);
     const baseKb = memoryOf(server.proc.pid).rssKb;
     const opened = await openStreams(b, ctx, side, server.url, specs);
     await sleep(1500);
-    const loadedKb = memoryOf(server.proc.pid).rssKb;
-    const d = await postAndReceive(b, ctx, side, { postPaths: [postPath], rate: settings.fanoutRate, seconds: settings.fanoutSeconds, streams: opened.opened });
-    return { ...opened, ...d, perConnKb: (loadedKb - baseKb) / opened.opened };
+    const settled = await settledRssKb(server.proc.pid);
+    const loadedKb = settled.kb;
+    const d = await postAndReceive(b, ctx, side, {
+      postPaths: [postPath],
+      rate: settings.fanoutRate,
+      seconds: settings.fanoutSeconds,
+      streams: opened.opened,
+      serverPid: server.proc.pid,
+      nchanUrl: server.url,
+    });
+    return { ...opened, ...d, perConnKb: (loadedKb - baseKb) / opened.opened, settleS: settled.seconds };
   } finally {
     // The server closes first: the closed sockets' TIME_WAIT lands on its side, not on the clients' ports.
     await server.proc.stop(1500);
@@ -501,7 +560,9 @@ function roundNotes(side: string, rounds: (Delivery & Partial<Opened>)[]): strin
 /** Scenarios 3 and 5 share their rounds; 4 runs after them. */
 export async function streams(b: Bench, fanout: Scenario, memory: Scenario, e2e: Scenario, run: { fanout: boolean; e2e: boolean }) {
   const { clients, procs, fdLimit } = await sseClients(b, settings.sseClientProcesses);
-  const ctx: StreamCtx = { clients, procs, keys: [], userIds: [], metadata: true, fdLimit };
+  const nchan = findNchan();
+  const ctx: StreamCtx = { clients, procs, keys: [], userIds: [], metadata: true, fdLimit, dataBytes: 550, nchan: typeof nchan === 'string' ? null : nchan };
+  if (typeof nchan === 'string' && run.fanout) for (const s of [fanout, memory]) s.notes.push(`Nchan not measured: ${nchan}`);
   const guard = async (list: Scenario[], fn: () => Promise<void>) => {
     try {
       await fn();
@@ -541,23 +602,70 @@ async function fanoutAndMemory(b: Bench, ctx: StreamCtx, fanout: Scenario, memor
   }
   const axidSpecs: StreamSpec[] = Array.from({ length: n }, (_, i) => ({ path: '/api/v1/stream', key: ctx.keys[i % ctx.keys.length] }));
   const floorSpecs: StreamSpec[] = Array.from({ length: n }, () => ({ path: `/api/v1/stream?channel=${channelId}` }));
+  const nchanSpecs: StreamSpec[] = floorSpecs.map((spec) => ({ ...spec, ready: 'response' }));
   const postPath = `/api/v1/channels/${channelId}/messages`;
-  const { a, f } = await interleave(
+  const { a, f, n: c } = await interleave(
     b,
     'fan-out',
-    available ? () => fanoutRound(b, ctx, 'axid', axidSpecs, postPath) : null,
-    () => fanoutRound(b, ctx, 'floor', floorSpecs, postPath),
+    available ? (r) => fanoutRound(b, ctx, 'axid', axidSpecs, postPath, r) : null,
+    (r) => fanoutRound(b, ctx, 'floor', floorSpecs, postPath, r),
+    ctx.nchan ? (r) => fanoutRound(b, ctx, 'nchan', nchanSpecs, postPath, r) : null,
   );
-  const open = [...a, ...f].map((r) => r.opened);
+  const open = [...a, ...f, ...c].map((r) => r.opened);
   const count = Math.min(...open) === Math.max(...open) ? `${open[0]}` : `${Math.min(...open)}–${Math.max(...open)}`;
-  fanout.notes.push(`${count} streams (${ctx.keys.length} users), ${settings.fanoutRate} posts/s for ${settings.fanoutSeconds} s`, ...roundNotes('Axid', a), ...roundNotes('floor', f));
-  fanout.metrics.push(
-    { metric: 'deliveries/s', unit: '/s', axid: a.map((r) => r.deliveriesPerS), floor: f.map((r) => r.deliveriesPerS), target: { kind: 'ratio', op: '>=', value: 0.7 } },
-    { metric: 'p99 delivery latency', unit: 'ms', axid: a.map((r) => r.p99), floor: f.map((r) => r.p99), target: { kind: 'ratio', op: '<=', value: 1.5 } },
-    { metric: 'p50 delivery latency', unit: 'ms', axid: a.map((r) => r.p50), floor: f.map((r) => r.p50) },
+  fanout.notes.push(
+    `${count} streams (${ctx.keys.length} users), ${settings.fanoutRate} posts/s for ${settings.fanoutSeconds} s`,
+    ...roundNotes('Axid', a),
+    ...roundNotes('floor', f),
+    ...roundNotes('Nchan', c),
   );
-  memory.notes.push(`RSS with ${count} idle streams minus RSS with none, a fresh server process each round`);
-  memory.metrics.push({ metric: 'memory per stream', unit: 'KB', axid: a.map((r) => r.perConnKb), floor: f.map((r) => r.perConnKb), target: { kind: 'ratio', op: '<=', value: 1.5 } });
+  if (ctx.nchan) fanout.notes.push(`Nchan: ${ctx.nchan.nginx}${ctx.nchan.module ? ` with ${ctx.nchan.module}` : ''}, one process; its posts padded to ${ctx.dataBytes} bytes of data, the size of Axid's frame`);
+  const of = (pick: (r: FanoutRound) => number) => (ctx.nchan ? { nchan: c.map(pick) } : {});
+  fanout.metrics.push(
+    {
+      metric: 'deliveries/s',
+      unit: '/s',
+      axid: a.map((r) => r.deliveriesPerS),
+      floor: f.map((r) => r.deliveriesPerS),
+      target: { kind: 'ratio', op: '>=', value: 0.7 },
+      ...of((r) => r.deliveriesPerS),
+      nchanTarget: { kind: 'ratio', op: '>=', value: 1.0 },
+    },
+    {
+      metric: 'p99 delivery latency',
+      unit: 'ms',
+      axid: a.map((r) => r.p99),
+      floor: f.map((r) => r.p99),
+      target: { kind: 'ratio', op: '<=', value: 1.5 },
+      ...of((r) => r.p99),
+      nchanTarget: { kind: 'ratio', op: '<=', value: 1.5 },
+    },
+    { metric: 'p50 delivery latency', unit: 'ms', axid: a.map((r) => r.p50), floor: f.map((r) => r.p50), ...of((r) => r.p50) },
+    {
+      metric: 'server CPU per delivery',
+      unit: 'µs',
+      axid: a.map((r) => r.cpuUsPerDelivery),
+      floor: f.map((r) => r.cpuUsPerDelivery),
+      ...of((r) => r.cpuUsPerDelivery),
+      nchanTarget: { kind: 'ratio', op: '<=', value: 1.15 },
+    },
+  );
+  const settle = (side: string, rounds: FanoutRound[]) => (rounds.length ? [`${side}: RSS settled after ${rounds.map((r) => r.settleS.toFixed(0)).join(' / ')} s idle`] : []);
+  memory.notes.push(
+    `RSS with ${count} idle streams, once it stopped falling, minus RSS with none, a fresh server process each round`,
+    ...settle('Axid', a),
+    ...settle('floor', f),
+    ...settle('Nchan', c),
+  );
+  memory.metrics.push({
+    metric: 'memory per stream',
+    unit: 'KB',
+    axid: a.map((r) => r.perConnKb),
+    floor: f.map((r) => r.perConnKb),
+    target: { kind: 'ratio', op: '<=', value: 1.5 },
+    ...of((r) => r.perConnKb),
+    nchanTarget: { kind: 'ratio', op: '<=', value: 1.2 },
+  });
   if (available) memory.metrics.push({ metric: 'memory per stream, Axid', unit: 'KB', axid: a.map((r) => r.perConnKb), floor: [], target: { kind: 'abs', op: '<', value: 16, aim: true } });
 }
 
@@ -585,13 +693,15 @@ async function endToEnd(b: Bench, ctx: StreamCtx, s: Scenario, users: { keys: st
     const axidOpen = gw ? await openStreams(b, ctx, 'Axid', gw.url, axidSpecs) : null;
     const o = { postPaths: channels.map((c) => `/api/v1/channels/${c}/messages`), rate: settings.e2eRate };
     // Warm-up, not measured.
-    if (axidOpen) await postAndReceive(b, ctx, 'axid', { ...o, seconds: 1, streams: axidOpen.opened });
-    await postAndReceive(b, ctx, 'floor', { ...o, seconds: 1, streams: floorOpen.opened });
+    const axidSide = gw && axidOpen ? { streams: axidOpen.opened, serverPid: gw.proc.pid } : null;
+    const floorSide = { streams: floorOpen.opened, serverPid: floor.proc.pid };
+    if (axidSide) await postAndReceive(b, ctx, 'axid', { ...o, ...axidSide, seconds: 1 });
+    await postAndReceive(b, ctx, 'floor', { ...o, ...floorSide, seconds: 1 });
     const { a, f } = await interleave(
       b,
       'end to end',
-      axidOpen ? () => postAndReceive(b, ctx, 'axid', { ...o, seconds: settings.e2eSeconds, streams: axidOpen.opened }) : null,
-      () => postAndReceive(b, ctx, 'floor', { ...o, seconds: settings.e2eSeconds, streams: floorOpen.opened }),
+      axidSide ? () => postAndReceive(b, ctx, 'axid', { ...o, ...axidSide, seconds: settings.e2eSeconds }) : null,
+      () => postAndReceive(b, ctx, 'floor', { ...o, ...floorSide, seconds: settings.e2eSeconds }),
     );
     s.notes.push(
       `${floorOpen.opened} floor / ${axidOpen?.opened ?? 0} Axid streams over ${settings.e2eChannels} channels (${perChannel} streams of one user each), ${settings.e2eRate} posts/s round robin for ${settings.e2eSeconds} s`,
@@ -602,6 +712,8 @@ async function endToEnd(b: Bench, ctx: StreamCtx, s: Scenario, users: { keys: st
       { metric: 'p99 post→receipt', unit: 'ms', axid: a.map((r) => r.p99), floor: f.map((r) => r.p99), target: { kind: 'ratio', op: '<=', value: 1.5 } },
       { metric: 'p50 post→receipt', unit: 'ms', axid: a.map((r) => r.p50), floor: f.map((r) => r.p50) },
       { metric: 'deliveries/s', unit: '/s', axid: a.map((r) => r.deliveriesPerS), floor: f.map((r) => r.deliveriesPerS) },
+      // The POST's own answer while the streams are fed: fan-out must not hold up the write path.
+      { metric: 'POST p99 latency', unit: 'ms', axid: a.map((r) => r.posts.p99), floor: f.map((r) => r.posts.p99), target: { kind: 'ratio', op: '<=', value: 1.5 } },
     );
     if (available) s.metrics.push({ metric: 'p99 post→receipt, Axid', unit: 'ms', axid: a.map((r) => r.p99), floor: [], target: { kind: 'abs', op: '<', value: 100 } });
   } finally {

@@ -16,10 +16,13 @@ export const settings = {
   sseConnections: int('BENCH_SSE_CONNECTIONS', 10_000),
   sseUsers: 100,
   sseClientProcesses: 2,
+  /** Scenario 5: the server's RSS is read once it has not fallen for this long (at most settleMaxSeconds). */
+  settleSeconds: int('BENCH_SETTLE_SECONDS', 16),
+  settleMaxSeconds: 50,
   fanoutRate: 10,
   fanoutSeconds: int('BENCH_FANOUT_SECONDS', 5),
   /** Scenario 4: e2eChannels channels of one user each, e2eConnections streams in all. */
-  e2eConnections: 1000,
+  e2eConnections: int('BENCH_E2E_CONNECTIONS', 10_000),
   e2eChannels: 100,
   e2eRate: 200,
   e2eSeconds: int('BENCH_E2E_SECONDS', 5),

@@ -64,6 +64,8 @@ export interface PostMessageArgs {
   /** Display overrides of a webhook post (username, icon_emoji, icon_url). */
   display?: MessageDisplay | null;
   webhookId?: string | null;
+  /** Writes that commit with the message or not at all (a compat hook's pending render and its job). */
+  alsoInTransaction?: (trx: Knex.Transaction, message: MessageObject) => Promise<void>;
 }
 
 /**
@@ -101,7 +103,14 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
   const json = JSON.stringify(event);
   let outboxId: number | null;
   try {
-    outboxId = await store.insertMessageWithEvent(rt.db, row, json);
+    const also = args.alsoInTransaction;
+    outboxId = also
+      ? await rt.db.transaction(async (trx) => {
+          const id = await store.insertMessageWithEvent(trx, row, json);
+          if (id !== null) await also(trx, message);
+          return id;
+        })
+      : await store.insertMessageWithEvent(rt.db, row, json);
   } catch (err) {
     // 23503: the root was deleted between the check and the insert.
     if ((err as { code?: string }).code === '23503' && threadId) throw badThread();

@@ -6,7 +6,7 @@ import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
 import { recordJob } from '../../../shared/jobs.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { requireReadable } from '../channels/channels.access.js';
-import { postMessage } from '../messages/messages.service.js';
+import { postMessage, type PostMessageArgs } from '../messages/messages.service.js';
 import { sanitizeContent } from '../messages/messages.sanitize.js';
 import { placeholderContent, readCompatPost, renderCompatMessage, type CompatPost, type Display } from './webhooks.compat.js';
 import { canDeleteWebhook, seesAllWebhooks } from './webhooks.policy.js';
@@ -71,7 +71,11 @@ async function postingHook(rt: Runtime, webhookId: string): Promise<WebhookRow> 
 }
 
 /** The one place a webhook post becomes a message: the messages module's rules, author and event. */
-async function postAsHook(rt: Runtime, hook: WebhookRow, o: { content: string; metadata?: NativePost['metadata']; display?: Display | null }) {
+async function postAsHook(
+  rt: Runtime,
+  hook: WebhookRow,
+  o: { content: string; metadata?: NativePost['metadata']; display?: Display | null; alsoInTransaction?: PostMessageArgs['alsoInTransaction'] },
+) {
   try {
     return await postMessage(rt, {
       workspaceId: hook.workspace_id,
@@ -81,6 +85,7 @@ async function postAsHook(rt: Runtime, hook: WebhookRow, o: { content: string; m
       metadata: o.metadata,
       display: o.display,
       webhookId: hook.id,
+      alsoInTransaction: o.alsoInTransaction,
     });
   } catch (err) {
     // The channel went away while the hook was cached: the foreign key says so.
@@ -118,10 +123,17 @@ export async function postCompat(rt: Runtime, webhookId: string, body: unknown):
       throw err;
     }
   }
-  const message = await postAsHook(rt, hook, { content: placeholderContent(post), display: post.display });
-  if (post.attachments.length === 0) return;
-  await rt.db.transaction(async (trx) => {
-    await store.insertPendingRender(trx, message.id, post.text, post.attachments);
-    await recordJob(trx, 'webhook.render', { messageId: message.id });
+  // The pending render and its job commit with the message: a failure in
+  // between would answer 5xx after posting, and the sender would post again.
+  await postAsHook(rt, hook, {
+    content: placeholderContent(post),
+    display: post.display,
+    alsoInTransaction:
+      post.attachments.length === 0
+        ? undefined
+        : async (trx, message) => {
+            await store.insertPendingRender(trx, message.id, post.text, post.attachments);
+            await recordJob(trx, 'webhook.render', { messageId: message.id });
+          },
   });
 }

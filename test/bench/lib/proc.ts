@@ -35,17 +35,21 @@ export interface SpawnOptions {
 
 /** Runs a TypeScript file under node with tsx, as the stack itself is run. */
 export function spawnNode(name: string, script: string, o: SpawnOptions = {}): Proc {
-  const nodeArgs = [...(o.nodeFlags ?? []), '--import', 'tsx', script, ...(o.args ?? [])];
+  return spawnProgram(name, process.execPath, [...(o.nodeFlags ?? []), '--import', 'tsx', script, ...(o.args ?? [])], o);
+}
+
+/** Any program (node, nginx), tracked like the rest so cleanup stops it. */
+export function spawnProgram(name: string, file: string, args: string[], o: Omit<SpawnOptions, 'args' | 'nodeFlags'> = {}): Proc {
   const stdio: ('ignore' | 'pipe' | 'ipc')[] = ['ignore', 'pipe', 'pipe'];
   if (o.ipc) stdio.push('ipc');
   const env = { ...process.env, ...o.env };
   const child = o.raiseFileLimit
-    ? spawn('bash', ['-c', 'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$0" "$@"', process.execPath, ...nodeArgs], {
+    ? spawn('bash', ['-c', 'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$0" "$@"', file, ...args], {
         cwd: repoRoot,
         env,
         stdio,
       })
-    : spawn(process.execPath, nodeArgs, { cwd: repoRoot, env, stdio });
+    : spawn(file, args, { cwd: repoRoot, env, stdio });
   let out = '';
   const keep = (d: Buffer) => {
     out += d.toString();

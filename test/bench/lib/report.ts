@@ -8,7 +8,11 @@ export interface Metric {
   unit: string;
   axid: number[];
   floor: number[];
+  /** Target against the floor (ratio) or on Axid alone (abs). */
   target?: Target;
+  /** The same measure of nginx + Nchan in the same rounds (scenarios 3 and 5), when it is installed. */
+  nchan?: number[];
+  nchanTarget?: Extract<Target, { kind: 'ratio' }>;
 }
 
 export interface Scenario {
@@ -29,37 +33,58 @@ export interface Row {
   axid: number | null;
   floor: number | null;
   ratio: number | null;
+  nchan: number | null;
+  /** Median of the per-round ratios Axid ÷ Nchan. */
+  nchanRatio: number | null;
   target: string;
   pass: boolean | null;
   axidRounds: number[];
   floorRounds: number[];
+  nchanRounds: number[];
 }
 
 const targetText = (t: Target | undefined, unit: string) =>
   !t ? '' : t.kind === 'ratio' ? `${t.op === '>=' ? '≥' : '≤'} ${t.value}x` : `${t.aim ? 'aim ' : ''}${t.op === '<' ? '<' : '≤'} ${t.value} ${unit}`;
 
+const medianOrNull = (xs: number[] | undefined) => {
+  const m = xs?.length ? median(xs) : NaN;
+  return Number.isNaN(m) ? null : m;
+};
+
+/** The median of the per-round ratios: each round's pair ran back to back. */
+function ratioOf(axid: number[], other: number[] | undefined): number | null {
+  const pairs = axid.map((a, i) => a / (other?.[i] ?? NaN)).filter((x) => Number.isFinite(x));
+  return pairs.length ? median(pairs) : null;
+}
+
+const meets = (t: Target, x: number) => (t.op === '>=' ? x >= t.value : t.op === '<' ? x < t.value : x <= t.value);
+
 export function rowsOf(s: Scenario): Row[] {
   const label = `${s.id} ${s.name}`;
   return s.metrics.map((m) => {
-    const axid = m.axid.length ? median(m.axid) : null;
-    const floor = m.floor.length ? median(m.floor) : null;
-    // The median of the per-round ratios: each round's pair ran back to back.
-    const pairs = m.axid.map((a, i) => a / (m.floor[i] ?? NaN)).filter((x) => Number.isFinite(x));
-    const ratio = pairs.length ? median(pairs) : null;
-    let pass: boolean | null = null;
-    if (m.target?.kind === 'ratio' && ratio !== null) pass = m.target.op === '>=' ? ratio >= m.target.value : ratio <= m.target.value;
-    if (m.target?.kind === 'abs' && axid !== null) pass = m.target.op === '<' ? axid < m.target.value : axid <= m.target.value;
+    const axid = medianOrNull(m.axid);
+    const ratio = ratioOf(m.axid, m.floor);
+    const nchanRatio = ratioOf(m.axid, m.nchan);
+    // Every target that could be judged must hold; a missing peer (no Nchan installed) is not judged.
+    const verdicts: boolean[] = [];
+    if (m.target?.kind === 'ratio' && ratio !== null) verdicts.push(meets(m.target, ratio));
+    if (m.target?.kind === 'abs' && axid !== null) verdicts.push(meets(m.target, axid));
+    if (m.nchanTarget && nchanRatio !== null) verdicts.push(meets(m.nchanTarget, nchanRatio));
+    const targets = [targetText(m.target, m.unit), m.nchanTarget ? `${targetText(m.nchanTarget, m.unit)} Nchan` : ''].filter(Boolean);
     return {
       scenario: label,
       metric: m.metric,
       unit: m.unit,
-      axid: axid === null || Number.isNaN(axid) ? null : axid,
-      floor: floor === null || Number.isNaN(floor) ? null : floor,
+      axid,
+      floor: medianOrNull(m.floor),
       ratio,
-      target: targetText(m.target, m.unit),
-      pass,
+      nchan: medianOrNull(m.nchan),
+      nchanRatio,
+      target: targets.join('; '),
+      pass: verdicts.length ? verdicts.every(Boolean) : null,
       axidRounds: m.axid,
       floorRounds: m.floor,
+      nchanRounds: m.nchan ?? [],
     };
   });
 }
@@ -72,12 +97,12 @@ export const fmt = (x: number | null, unit = '') => {
 };
 
 export function table(scenarios: Scenario[]): string {
-  const header = ['scenario', 'metric', 'Axid (median)', 'floor (median)', 'ratio', 'target', 'result'];
+  const header = ['scenario', 'metric', 'Axid (median)', 'floor (median)', 'ratio', 'Nchan (median)', 'ratio to Nchan', 'target', 'result'];
   const lines: string[][] = [];
   for (const s of scenarios) {
     const rows = rowsOf(s);
     if (rows.length === 0) {
-      lines.push([`${s.id} ${s.name}`, '—', s.status === 'skipped' ? 'skipped' : 'not available', '—', '—', '—', s.status === 'skipped' ? 'skipped' : 'n/a']);
+      lines.push([`${s.id} ${s.name}`, '—', s.status === 'skipped' ? 'skipped' : 'not available', '—', '—', '—', '—', '—', s.status === 'skipped' ? 'skipped' : 'n/a']);
       continue;
     }
     for (const r of rows) {
@@ -88,6 +113,8 @@ export function table(scenarios: Scenario[]): string {
         r.axid === null ? (s.status === 'ran' ? '—' : 'not available') : fmt(r.axid),
         fmt(r.floor),
         r.ratio === null ? '—' : `${fmt(r.ratio)}x`,
+        fmt(r.nchan),
+        r.nchanRatio === null ? '—' : `${fmt(r.nchanRatio)}x`,
         r.target,
         result,
       ]);

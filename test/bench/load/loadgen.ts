@@ -9,6 +9,7 @@ import autocannon from 'autocannon';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { serve } from '../lib/rpc.js';
+import { Histogram } from '../lib/stats.js';
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -146,6 +147,8 @@ export interface PosterArgs {
   durationMs: number;
   /** Whether to send metadata {type, data: {t}} (else t travels only in the content). */
   metadata: boolean;
+  /** Pad each body with a `pad` field to this many bytes (Nchan relays the body as the frame's data). */
+  padTo?: number;
 }
 
 export interface PosterResult {
@@ -157,6 +160,9 @@ export interface PosterResult {
   lastSendAt: number;
   /** Successful posts per path index. */
   okPerPath: number[];
+  /** Send to response of the successful posts, ms. */
+  p50: number;
+  p99: number;
 }
 
 /** Posts at a fixed rate; each body carries its send time `t` (ms, high resolution, epoch based). */
@@ -172,11 +178,13 @@ async function poster(a: PosterArgs): Promise<PosterResult> {
   let lastSendAt = 0;
   const start = now();
   const total = Math.round((a.rate * a.durationMs) / 1000);
+  const latency = new Histogram();
   const one = (i: number) => {
     const t = now();
     if (!firstSendAt) firstSendAt = t;
     lastSendAt = t;
-    const body = JSON.stringify(a.metadata ? { content: `bench t=${t}`, metadata: { type: 'bench', data: { t } } } : { content: `bench t=${t}` });
+    let body = JSON.stringify(a.metadata ? { content: `bench t=${t}`, metadata: { type: 'bench', data: { t } } } : { content: `bench t=${t}` });
+    if (a.padTo && body.length + 10 < a.padTo) body = `${body.slice(0, -1)},"pad":"${'x'.repeat(a.padTo - body.length - 9)}"}`;
     inFlight++;
     const req = http.request(`${a.url}${a.paths[i % a.paths.length]}`, {
       method: 'POST',
@@ -189,6 +197,7 @@ async function poster(a: PosterArgs): Promise<PosterResult> {
       statuses[code] = (statuses[code] ?? 0) + 1;
       if (code >= 200 && code < 300) {
         ok++;
+        latency.record(now() - t);
         okPerPath[i % a.paths.length]!++;
       } else failed++;
       res.on('end', () => inFlight--);
@@ -207,7 +216,7 @@ async function poster(a: PosterArgs): Promise<PosterResult> {
   const deadline = now() + 10_000;
   while (inFlight > 0 && now() < deadline) await new Promise((r) => setTimeout(r, 5));
   agent.destroy();
-  return { sent, ok, failed, statuses, firstSendAt, lastSendAt, okPerPath };
+  return { sent, ok, failed, statuses, firstSendAt, lastSendAt, okPerPath, p50: latency.percentile(50), p99: latency.percentile(99) };
 }
 
 serve({ cannon, upload, poster });

@@ -11,12 +11,16 @@ const now = () => performance.timeOrigin + performance.now();
 export interface StreamSpec {
   path: string;
   key?: string;
+  /** When the stream counts as open: its `init` frame (Axid, floor), or a 200 answer (Nchan, which sends no init). */
+  ready?: 'init' | 'response';
 }
 
 const hist = new Histogram();
 let deliveries = 0;
 let firstAt = 0;
 let lastAt = 0;
+/** Length of the last `data:` payload of a message.created frame (Nchan's posts are padded to Axid's). */
+let dataBytes = 0;
 const open = new Set<http.ClientRequest>();
 
 const T_JSON = /"t":\s*([0-9.]+)/;
@@ -28,6 +32,8 @@ function onFrame(frame: string, at: number, inited: () => void) {
   if (!frame.includes('message.created')) return;
   const m = T_JSON.exec(frame) ?? T_TEXT.exec(frame);
   if (!m) return;
+  const data = frame.indexOf('data: ');
+  if (data !== -1) dataBytes = frame.length - data - 6;
   deliveries++;
   if (!firstAt) firstAt = at;
   lastAt = at;
@@ -58,6 +64,7 @@ function connect(url: string, spec: StreamSpec, timeoutMs: number): Promise<void
         res.resume();
         return done(new Error(`status ${res.statusCode}`));
       }
+      if (spec.ready === 'response') done();
       let rest = '';
       res.on('data', (chunk: Buffer) => {
         const at = now();
@@ -113,7 +120,7 @@ serve({
   },
   count: () => deliveries,
   fdLimit: () => Number(execSync('ulimit -n', { shell: '/bin/sh' }).toString().trim()),
-  stats: () => ({ deliveries, firstAt, lastAt, hist: hist.toSparse() }),
+  stats: () => ({ deliveries, firstAt, lastAt, dataBytes, hist: hist.toSparse() }),
   close() {
     for (const req of open) req.destroy();
     open.clear();

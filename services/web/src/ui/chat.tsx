@@ -21,20 +21,24 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
     if (conversationId) client.open(conversationId).then(() => setError(null), (err) => setError(errorMessage(err)));
   }, [conversationId]);
 
+  // Read at key time, not captured: effects run after paint, so a listener
+  // re-added per render would miss an Escape pressed right after a dialog opens.
+  const shown = useRef({ dialog, panel });
+  shown.current = { dialog, panel };
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') {
         e.preventDefault();
         setDialog('switcher');
       } else if (e.key === 'Escape') {
-        if (dialog) setDialog(null);
+        if (shown.current.dialog) setDialog(null);
         else if (client.openThread) client.closeThread();
-        else if (panel) setPanel(null);
+        else if (shown.current.panel) setPanel(null);
       }
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [dialog, panel]);
+  }, []);
 
   const open = (id: string) => {
     setSidebarOpen(false);
