@@ -1,5 +1,5 @@
 // The rooms of the code base and who may enter which (docs/architecture.md).
-// `npm run depcheck` runs it; test/architecture.test.ts proves each rule fails
+// `npm run depcheck` runs it; test/packaging/architecture.test.ts proves each rule fails
 // on a violation.
 const ROLES = '(api|gateway|worker|mcp|web)';
 
@@ -43,7 +43,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    // npm packages stay in the graph as leaves (test/architecture.test.ts reads which ones a role loads).
+    // npm packages stay in the graph as leaves (test/packaging/architecture.test.ts reads which ones a role loads).
     exclude: { path: '^(dist/|services/mcp/templates/)' },
     // The graph as it runs: type-only imports are erased, so a cycle of them
     // loads nothing twice. A type import across rooms still fails `tsc -b`:

@@ -19,7 +19,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { freePort } from '../../shared/embedded.js';
 import { PrivatePostgres } from '../support/private-postgres.js';
-import { startProcess, type RunningProcess } from '../support/process.js';
+import { startProcess, type RunningProcess } from '../support/stack-process.js';
 
 const PHASE_MS = 8_000;
 const OUTAGE_MS = 5_000;

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { freePort } from '../../shared/embedded.js';
-import { repoRoot } from '../support/process.js';
+import { repoRoot } from '../support/stack-process.js';
 
 /** Runs services/main.ts to its exit; resolves the exit code and everything it printed. */
 function startToExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {

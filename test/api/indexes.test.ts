@@ -1,0 +1,82 @@
+import pg from 'pg';
+import { expect } from 'chai';
+import * as messages from '../../services/core/messages/messages.store.js';
+import * as dms from '../../services/core/dms/dms.store.js';
+import { newWorkspace, stack } from '../support/stack.js';
+
+async function explain(sql: string): Promise<string> {
+  const db = stack().rt.db;
+  const res = await db.raw(`EXPLAIN ${sql}`);
+  return (res.rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
+}
+
+/** The plan a prepared statement settles on: the generic one, as after a few executions on a connection. */
+async function explainGeneric(statement: { text: string }, values: unknown[]): Promise<string> {
+  const client = new pg.Client({ connectionString: stack().rt.config.databaseUrl });
+  await client.connect();
+  try {
+    await client.query('SET plan_cache_mode = force_generic_plan');
+    const res = await client.query({ text: `EXPLAIN ${statement.text}`, values });
+    return (res.rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
+  } finally {
+    await client.end();
+  }
+}
+
+describe('indexes of the hot paths', () => {
+  let channelId: string;
+  let rootId: string;
+  let ownerId: string;
+  let workspaceId: string;
+
+  before(async function () {
+    this.timeout(60_000);
+    const ws = await newWorkspace();
+    ownerId = ws.ownerId;
+    workspaceId = ws.workspaceId;
+    const db = stack().rt.db;
+    // 20 channels of 250 top-level messages, and replies in one thread: a few thousand rows.
+    const channels = await db('channels')
+      .insert(Array.from({ length: 20 }, (_, i) => ({ workspace_id: workspaceId, name: `idx-${i}`, created_by: ownerId })))
+      .returning('id');
+    channelId = channels[0].id;
+    for (const c of channels) {
+      await db.raw(
+        `INSERT INTO messages (workspace_id, channel_id, author_id, content)
+         SELECT ?, ?, ?, 'message ' || g FROM generate_series(1, 250) g`,
+        [workspaceId, c.id, ownerId],
+      );
+    }
+    rootId = (await db('messages').where({ channel_id: channelId }).orderBy('seq').first('id')).id;
+    await db.raw(
+      `INSERT INTO messages (workspace_id, channel_id, author_id, thread_id, content)
+       SELECT ?, ?, ?, ?, 'reply ' || g FROM generate_series(1, 500) g`,
+      [workspaceId, channelId, ownerId, rootId],
+    );
+    await db.raw('ANALYZE messages; ANALYZE threads; ANALYZE reactions; ANALYZE channels; ANALYZE channel_members');
+  });
+
+  it('serves the channel history page without a sequential scan of messages', async () => {
+    for (const before of [messages.NO_CURSOR, '1000000']) {
+      const plan = await explainGeneric(messages.CHANNEL_PAGE, [channelId, before, 50]);
+      expect(plan).not.to.match(/Seq Scan on messages/);
+      expect(plan).to.match(/messages_channel_seq/);
+    }
+  });
+
+  it('serves a thread replies page without a sequential scan of messages', async () => {
+    const plan = await explainGeneric(messages.THREAD_PAGE, [rootId, messages.NO_CURSOR, 50]);
+    expect(plan).not.to.match(/Seq Scan on messages/);
+    expect(plan).to.match(/messages_thread_seq/);
+  });
+
+  it('has an index for the DM list (the table is too small here for the planner to prefer it unforced)', async () => {
+    const db = stack().rt.db;
+    await db.transaction(async (trx) => {
+      await trx.raw('SET LOCAL enable_seqscan = off');
+      const res = await trx.raw(`EXPLAIN ${dms.listConversations(trx, { workspaceId, userId: ownerId, limit: 50 }).toString()}`);
+      const plan = (res.rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
+      expect(plan).not.to.match(/Seq Scan on channel_members/);
+    });
+  });
+});

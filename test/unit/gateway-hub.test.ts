@@ -1,0 +1,112 @@
+// The routing index without I/O: races between opening a stream and the
+// events read meanwhile, which the HTTP tests cannot time deterministically.
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import { expect } from 'chai';
+import client from 'prom-client';
+import { SseConnection } from '../../services/gateway/connection.js';
+import { Hub, encodeFrame } from '../../services/gateway/hub.js';
+import { gatewayMetrics } from '../../services/gateway/metrics.js';
+import type { AxidEvent } from '../../shared/events.js';
+import type { Metrics } from '../../shared/metrics.js';
+
+/** A response whose headers went out unchunked: frames are written to its socket as they are. */
+class FakeResponse extends EventEmitter {
+  written: string[] = [];
+  ended = false;
+  chunkedEncoding = false;
+  socket = {
+    writableLength: 0,
+    writableCorked: 0,
+    cork: () => undefined,
+    uncork: () => undefined,
+    end: () => undefined,
+    write: (b: Buffer) => {
+      this.written.push(b.toString());
+      return true;
+    },
+  };
+  end(cb?: () => void) {
+    this.ended = true;
+    cb?.();
+  }
+  destroy() {
+    this.ended = true;
+  }
+}
+
+const metrics = gatewayMetrics({ registry: new client.Registry() } as unknown as Metrics);
+const W = 'w1';
+const U = 'u1';
+const C = 'c1';
+const info = { keyId: 'k1', userId: U, workspaceId: W };
+
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+const message = (id: string): AxidEvent => ({
+  type: 'message.created',
+  to: { scope: 'channel', workspace_id: W, channel_id: C },
+  data: { message: { id, channel_id: C } },
+});
+const member = (type: 'channel.member_added' | 'channel.member_removed'): AxidEvent => ({
+  type,
+  to: { scope: 'channel', workspace_id: W, channel_id: C, user_ids: [U] },
+  data: { channel_id: C, user_id: U },
+});
+
+async function open(hub: Hub) {
+  const res = new FakeResponse();
+  const conn = new SseConnection(info, res as unknown as ServerResponse, 1 << 20, metrics);
+  const ticket = hub.reserve(info);
+  const attached = hub.attach(conn, ticket, () => conn.send(encodeFrame('init', {}), false)).finally(() => hub.release(ticket));
+  return { res, conn, attached };
+}
+
+describe('gateway routing index', () => {
+  it('applies a membership added while the user’s memberships were loading', async () => {
+    const load = deferred<string[]>();
+    const hub = new Hub(() => load.promise);
+    const { res, attached } = await open(hub);
+    hub.route(member('channel.member_added'));
+    load.resolve([]);
+    await attached;
+    hub.route(message('m1'));
+    expect(res.written.map((f) => f.split('\n')[0])).to.deep.equal(['event: init', 'event: message.created']);
+  });
+
+  it('applies a removal read while loading over a snapshot that still had the membership', async () => {
+    const load = deferred<string[]>();
+    const hub = new Hub(() => load.promise);
+    const { res, attached } = await open(hub);
+    hub.route(member('channel.member_removed'));
+    load.resolve([C]);
+    await attached;
+    hub.route(message('m1'));
+    expect(res.written.join('')).not.to.include('m1');
+  });
+
+  it('cancels a stream whose key is revoked while it opens: no init, ended', async () => {
+    const load = deferred<string[]>();
+    const hub = new Hub(() => load.promise);
+    const { res, conn, attached } = await open(hub);
+    hub.route({ type: 'api_key.revoked', to: { scope: 'users', workspace_id: W, user_ids: [U] }, data: { key_id: 'k1' } });
+    load.resolve([C]);
+    await attached;
+    expect(res.written).to.deep.equal([]);
+    expect(res.ended).to.equal(true);
+    expect(conn.closed).to.equal(true);
+    expect(hub.size).to.equal(0);
+  });
+
+  it('encodes the type first and equal to the event name', () => {
+    const frame = encodeFrame('typing', { type: 'other', channel_id: C });
+    const text = `event: typing\ndata: {"type":"typing","channel_id":"${C}"}\n\n`;
+    expect(frame.bytes.toString()).to.equal(text);
+    // The same bytes as one HTTP/1.1 chunk, written as is to chunked responses.
+    expect(frame.chunk.toString()).to.equal(`${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`);
+  });
+});

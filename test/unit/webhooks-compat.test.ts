@@ -1,0 +1,55 @@
+import { expect } from 'chai';
+import { contentDisposition } from '../../services/core/files/files.service.js';
+import { canDeleteWebhook, seesAllWebhooks } from '../../services/core/webhooks/webhooks.policy.js';
+import { readCompatPost, renderCompatMessage, slackLinksToMarkdown } from '../../services/core/webhooks/webhooks.compat.js';
+import type { Actor } from '../../shared/auth.js';
+
+const actor = (role: Actor['role'], userId = 'u1'): Actor => ({ keyId: 'k', userId, workspaceId: 'w', role, isAgent: false });
+
+describe('webhook compat rules (pure)', () => {
+  it('turns Slack link syntax into markdown links, only for http(s) addresses', () => {
+    expect(slackLinksToMarkdown('see <https://a.example/x|the graph> or <http://b.example>')).to.equal(
+      'see [the graph](https://a.example/x) or http://b.example',
+    );
+    expect(slackLinksToMarkdown('<javascript:alert(1)|x> <!channel>')).to.equal('<javascript:alert(1)|x> <!channel>');
+  });
+
+  it('ignores unknown fields and keeps only valid display overrides', () => {
+    const post = readCompatPost({ text: 'hi', channel: '#x', icon_url: '/relative.png', icon_emoji: 'not an emoji', username: 'Bot' });
+    expect(post.display).to.deep.equal({ username: 'Bot' });
+  });
+
+  it('refuses a non-string text, non-array attachments and a block layout alone, naming the field', () => {
+    expect(() => readCompatPost({ text: 5 })).to.throw(/^text: /);
+    expect(() => readCompatPost({ attachments: {} })).to.throw(/^attachments: /);
+    expect(() => readCompatPost({ blocks: [{ type: 'section' }] })).to.throw(/^blocks: /);
+    expect(() => readCompatPost({ text: '   ' })).to.throw(/^text: /);
+    expect(() => readCompatPost('nope')).to.throw(/^body: /);
+  });
+
+  it('links a title only to an absolute http(s) address', () => {
+    const rendered = (title_link: string) =>
+      renderCompatMessage(null, readCompatPost({ attachments: [{ title: 'T', title_link }] }).attachments).content;
+    expect(rendered('https://x.example/a')).to.equal('> **[T](https://x.example/a)**');
+    expect(rendered('/#/alerts')).to.equal('> **T**');
+    expect(rendered('javascript:alert(1)')).to.equal('> **T**');
+  });
+});
+
+describe('file download names (pure)', () => {
+  it('gives an ASCII fallback and the exact name in RFC 5987 form', () => {
+    expect(contentDisposition('a b.txt')).to.equal('attachment; filename="a b.txt"');
+    expect(contentDisposition('naïve.txt')).to.equal(`attachment; filename="na_ve.txt"; filename*=UTF-8''na%C3%AFve.txt`);
+    expect(contentDisposition('x"y\\.txt')).to.equal(`attachment; filename="x_y_.txt"; filename*=UTF-8''x%22y%5C.txt`);
+  });
+});
+
+describe('webhook policy (pure)', () => {
+  it('lets admins and owners see and delete every hook, members their own', () => {
+    expect(seesAllWebhooks(actor('admin'))).to.equal(true);
+    expect(seesAllWebhooks(actor('member'))).to.equal(false);
+    expect(canDeleteWebhook(actor('member', 'u1'), { created_by: 'u1' })).to.equal(true);
+    expect(canDeleteWebhook(actor('member', 'u1'), { created_by: 'u2' })).to.equal(false);
+    expect(canDeleteWebhook(actor('owner', 'u1'), { created_by: null })).to.equal(true);
+  });
+});
