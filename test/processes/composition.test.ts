@@ -5,7 +5,6 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import pg from 'pg';
-import { ConfigError, loadConfig } from '../../shared/config.js';
 import { ensureDatabase } from '../../shared/db/knex.js';
 import { createLogger } from '../../shared/logger.js';
 import { startStack } from '../../services/stack.js';
@@ -26,14 +25,6 @@ async function tableCount(databaseUrl: string): Promise<number> {
 
 describe('MIGRATE_ON_START', function () {
   this.timeout(90_000);
-
-  it('is on unless set to false or 0, and refuses other values', function () {
-    expect(loadConfig({}).migrateOnStart).to.equal(true);
-    expect(loadConfig({ MIGRATE_ON_START: 'true' }).migrateOnStart).to.equal(true);
-    expect(loadConfig({ MIGRATE_ON_START: 'false' }).migrateOnStart).to.equal(false);
-    expect(loadConfig({ MIGRATE_ON_START: '0' }).migrateOnStart).to.equal(false);
-    expect(() => loadConfig({ MIGRATE_ON_START: 'no' })).to.throw(ConfigError, /MIGRATE_ON_START/);
-  });
 
   it('off: the process migrates nothing; `npm run migrate` migrates and bootstraps, and the roles then serve', async () => {
     const env = testEnv({ MIGRATE_ON_START: 'false' });

@@ -46,3 +46,40 @@ describe('configuration: EMBEDDED and S3 credentials', () => {
     expect(embedded.s3).to.include({ endpoint: undefined, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
   });
 });
+
+describe('configuration loader', () => {
+  it('applies the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.roles).to.deep.equal(['api', 'gateway', 'worker']);
+    expect(c.port).to.equal(3000);
+    expect(c.publicBaseUrl).to.equal('http://localhost:3000');
+    expect(c.databaseUrl).to.equal('postgres://postgres@127.0.0.1:5432/axid');
+    expect(c.rateLimit).to.deep.equal({ points: 1200, duration: 60 });
+    expect(c.trackerHosts).to.deep.equal(['linear.app']);
+    expect(c.codeHosts).to.deep.equal(['github.com']);
+    expect(c.s3).to.include({ region: 'us-east-1', bucket: 'axid-files', forcePathStyle: true });
+  });
+
+  it('reports every bad variable at once', () => {
+    let err: unknown;
+    try {
+      loadConfig({ PORT: 'x', BOOTSTRAP_ADMIN_KEY: 'short', S3_FORCE_PATH_STYLE: 'maybe', LOG_LEVEL: 'loud' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(ConfigError);
+    for (const name of ['PORT', 'BOOTSTRAP_ADMIN_KEY', 'S3_FORCE_PATH_STYLE', 'LOG_LEVEL']) {
+      expect((err as Error).message).to.include(name);
+    }
+  });
+});
+
+describe('configuration: MIGRATE_ON_START', () => {
+  it('is on unless set to false or 0, and refuses other values', () => {
+    expect(loadConfig({}).migrateOnStart).to.equal(true);
+    expect(loadConfig({ MIGRATE_ON_START: 'true' }).migrateOnStart).to.equal(true);
+    expect(loadConfig({ MIGRATE_ON_START: 'false' }).migrateOnStart).to.equal(false);
+    expect(loadConfig({ MIGRATE_ON_START: '0' }).migrateOnStart).to.equal(false);
+    expect(() => loadConfig({ MIGRATE_ON_START: 'no' })).to.throw(ConfigError, /MIGRATE_ON_START/);
+  });
+});
