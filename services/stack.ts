@@ -14,7 +14,7 @@ import { createMetrics } from '../shared/metrics.js';
 import { OutboxRelay } from '../shared/outbox-relay.js';
 import { JobOutboxPublisher } from '../shared/job-outbox.js';
 import { AccessCache } from '../shared/access-cache.js';
-import { onCommittedEvents } from '../shared/events.js';
+import { CommitListeners } from '../shared/events.js';
 import { StreamReader } from '../shared/stream-reader.js';
 import { createRedis, keys } from '../shared/redis.js';
 import type { Runtime } from '../shared/runtime.js';
@@ -113,6 +113,7 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
     // Only where an event reader keeps it fresh (a stream still checks its
     // key in the database once it is registered).
     access: new AccessCache(readsEvents),
+    events: new CommitListeners(),
     // Time-boxed: a dependency that does not answer makes /readyz answer 503
     // within READY_TIMEOUT_MS instead of hanging with it.
     async ready() {
@@ -172,7 +173,7 @@ function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: boolean; r
   const readerStream = o.fanOut ? rt.streamKey : streams.accessEvents;
   const reader = o.readsEvents ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: readerStream, log: rt.log, blockMs: 5_000 }) : null;
   reader?.subscribe((event) => rt.access.onEvent(event));
-  const stopCommitListener = onCommittedEvents((committed) => {
+  const stopCommitListener = rt.events.subscribe((committed) => {
     relay?.publishCommitted(committed);
     for (const c of committed) rt.access.onEvent(c.event);
   });

@@ -75,37 +75,50 @@ export interface CommittedEvent {
 }
 
 type CommitListener = (events: CommittedEvent[]) => void;
-const commitListeners = new Set<CommitListener>();
 
 /**
- * Runs a listener for the events of every transaction this process commits,
- * right after the commit and before the request answers: the relay publishes
- * them from memory and the access cache drops what they change. Returns the
- * unsubscribe function.
+ * The listeners for the events one runtime commits (its relay publishes them
+ * from memory, its access cache drops what they change). One per runtime, not
+ * per process: two stacks in one process (tests) never see each other's
+ * commits, whose outbox rows live in another database.
  */
-export function onCommittedEvents(listener: CommitListener): () => void {
-  commitListeners.add(listener);
-  return () => commitListeners.delete(listener);
+export class CommitListeners {
+  private readonly listeners = new Set<CommitListener>();
+
+  /** Runs `listener` right after each commit, before the request answers. Returns the unsubscribe function. */
+  subscribe(listener: CommitListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Tells the listeners that outbox rows were committed (in place of
+   * pg_notify, which serializes every notifying commit in Postgres). Call it
+   * after a statement that wrote outbox rows outside a transaction.
+   */
+  committed(events: CommittedEvent[]): void {
+    for (const listener of this.listeners) listener(events);
+  }
+
+  get size() {
+    return this.listeners.size;
+  }
 }
 
-/**
- * Tells this process's listeners that outbox rows were committed (in place of
- * pg_notify, which serializes every notifying commit in Postgres). Call it
- * after a statement that wrote outbox rows outside a transaction.
- */
-export function eventsCommitted(events: CommittedEvent[]): void {
-  for (const listener of commitListeners) listener(events);
+/** What recording events needs of the runtime: its commit listeners. */
+export interface EventSink {
+  events: CommitListeners;
 }
 
-function afterCommit(trx: Db, events: CommittedEvent[]) {
-  if (commitListeners.size === 0) return;
+function afterCommit(rt: EventSink, trx: Db, events: CommittedEvent[]) {
+  if (rt.events.size === 0) return;
   const t = trx as Knex.Transaction;
-  if (t.isTransaction && t.executionPromise) void t.executionPromise.then(() => eventsCommitted(events), () => undefined);
-  else eventsCommitted(events); // autocommit: the insert was the commit
+  if (t.isTransaction && t.executionPromise) void t.executionPromise.then(() => rt.events.committed(events), () => undefined);
+  else rt.events.committed(events); // autocommit: the insert was the commit
 }
 
 /** Records events in the caller's transaction; they are published after commit. */
-export async function recordEvents(trx: Db, events: AxidEvent[]): Promise<void> {
+export async function recordEvents(rt: EventSink, trx: Db, events: AxidEvent[]): Promise<void> {
   if (events.length === 0) return;
   const json = events.map((event) => JSON.stringify(event));
   // Postgres returns the rows of a multi-row INSERT in the order given.
@@ -113,12 +126,13 @@ export async function recordEvents(trx: Db, events: AxidEvent[]): Promise<void> 
     .insert(json.map((event) => ({ event })))
     .returning('id');
   afterCommit(
+    rt,
     trx,
     events.map((event, i) => ({ outboxId: Number(rows[i]!.id), event, json: json[i]! })),
   );
 }
 
-export const recordEvent = (trx: Db, event: AxidEvent) => recordEvents(trx, [event]);
+export const recordEvent = (rt: EventSink, trx: Db, event: AxidEvent) => recordEvents(rt, trx, [event]);
 
 export const STREAM_MAXLEN = 100_000;
 export const ACCESS_STREAM_MAXLEN = 10_000;

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { AccessCache } from './access-cache.js';
 import type { Config } from './config.js';
+import type { CommitListeners } from './events.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { Redis } from './redis.js';
@@ -18,6 +19,8 @@ export interface Runtime {
   s3: S3Client;
   /** Cached key → caller and channel access, dropped by the events that change them. */
   access: AccessCache;
+  /** Listeners for the events this runtime commits (services/stack.ts: the relay and the access cache). */
+  events: CommitListeners;
   /** Resolves true when Postgres and Redis answer. */
   ready(): Promise<boolean>;
 }

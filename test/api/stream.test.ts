@@ -101,7 +101,7 @@ describe('GET /api/v1/stream', () => {
         const event: AxidEvent = { type: 'user.updated', to: { scope: 'workspace', workspace_id: busyWs.workspaceId }, data: { user: { id: 'x' } } };
         // An event every 30 ms for 900 ms: the busy stream is never silent for 300 ms.
         for (let i = 0; i < 30; i++) {
-          await stack().rt.db.transaction((trx) => recordEvents(trx, [event]));
+          await stack().rt.db.transaction((trx) => recordEvents(stack().rt, trx, [event]));
           await new Promise((resolve) => setTimeout(resolve, 30));
         }
         await busy.waitForCount((f) => f.event === 'user.updated', 30, 5_000);
@@ -319,7 +319,7 @@ describe('GET /api/v1/stream', () => {
         Array.from({ length: writers }, async (_, w) => {
           for (let i = 0; i < perWriter; i++) {
             const event: AxidEvent = { type: 'user.updated', to: { scope: 'workspace', workspace_id: ws.workspaceId }, data: { user: { id: `w${w}` }, w, i } };
-            await db.transaction((trx) => recordEvents(trx, [event]));
+            await db.transaction((trx) => recordEvents(stack().rt, trx, [event]));
           }
         }),
       );
@@ -357,7 +357,7 @@ describe('GET /api/v1/stream', () => {
             to: { scope: 'workspace', workspace_id: ws.workspaceId },
             data: { user: { id: ws.ownerId }, n: sent + k, padding },
           }));
-          await db.transaction((trx) => recordEvents(trx, batch));
+          await db.transaction((trx) => recordEvents(stack().rt, trx, batch));
           sent += batch.length;
           await normal.waitForCount((f) => f.event === 'user.updated', sent, 20_000);
         }

@@ -7,7 +7,8 @@ import { recordEvents, type AxidEvent } from '../../shared/events.js';
 import { stack, uniqueName } from './stack.js';
 import type { Stack } from '../../services/stack.js';
 
-const db = (s?: Stack) => (s ?? stack()).rt.db;
+const rt = (s?: Stack) => (s ?? stack()).rt;
+const db = (s?: Stack) => rt(s).db;
 
 export interface ChannelRef {
   id: string;
@@ -36,7 +37,7 @@ export async function createChannel(
       },
       ...members.slice(1).map((user_id) => memberEvent('channel.member_added', workspaceId, row.id, user_id)),
     ];
-    await recordEvents(trx, events);
+    await recordEvents(rt(o.s), trx, events);
     return { id: row.id, workspaceId, isPrivate };
   });
 }
@@ -50,14 +51,14 @@ const memberEvent = (type: 'channel.member_added' | 'channel.member_removed', wo
 export async function addMember(channel: ChannelRef, userId: string, s?: Stack) {
   await db(s).transaction(async (trx) => {
     await trx('channel_members').insert({ channel_id: channel.id, user_id: userId, workspace_id: channel.workspaceId });
-    await recordEvents(trx, [memberEvent('channel.member_added', channel.workspaceId, channel.id, userId)]);
+    await recordEvents(rt(s), trx, [memberEvent('channel.member_added', channel.workspaceId, channel.id, userId)]);
   });
 }
 
 export async function removeMember(channel: ChannelRef, userId: string, s?: Stack) {
   await db(s).transaction(async (trx) => {
     await trx('channel_members').where({ channel_id: channel.id, user_id: userId }).delete();
-    await recordEvents(trx, [memberEvent('channel.member_removed', channel.workspaceId, channel.id, userId)]);
+    await recordEvents(rt(s), trx, [memberEvent('channel.member_removed', channel.workspaceId, channel.id, userId)]);
   });
 }
 
@@ -68,7 +69,7 @@ export async function createDm(workspaceId: string, memberIds: string[], s?: Sta
       .insert({ workspace_id: workspaceId, kind: sorted.length > 2 ? 'group_dm' : 'dm', member_key: sorted.join(','), created_by: sorted[0] })
       .returning(['id', 'kind']);
     await trx('channel_members').insert(sorted.map((user_id) => ({ channel_id: row.id, user_id, workspace_id: workspaceId })));
-    await recordEvents(trx, [
+    await recordEvents(rt(s), trx, [
       {
         type: 'dm.created',
         to: { scope: 'users', workspace_id: workspaceId, user_ids: sorted },
@@ -85,7 +86,7 @@ export async function postMessage(channel: ChannelRef, authorId: string, content
       .insert({ workspace_id: channel.workspaceId, channel_id: channel.id, author_id: authorId, content })
       .returning(['id', 'channel_id', 'content', 'created_at']);
     const message = { id: row.id, channel_id: row.channel_id, user_id: authorId, content: row.content, created_at: row.created_at };
-    await recordEvents(trx, [
+    await recordEvents(rt(s), trx, [
       { type: 'message.created', to: { scope: 'channel', workspace_id: channel.workspaceId, channel_id: channel.id }, data: { message } },
     ]);
     return message;
@@ -100,7 +101,7 @@ export async function postMessage(channel: ChannelRef, authorId: string, content
 export async function fence(workspaceId: string, s?: Stack): Promise<string> {
   const token = randomUUID();
   await db(s).transaction((trx) =>
-    recordEvents(trx, [{ type: 'user.updated', to: { scope: 'workspace', workspace_id: workspaceId }, data: { user: { id: token }, fence: token } }]),
+    recordEvents(rt(s), trx, [{ type: 'user.updated', to: { scope: 'workspace', workspace_id: workspaceId }, data: { user: { id: token }, fence: token } }]),
   );
   return token;
 }

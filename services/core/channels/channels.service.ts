@@ -1,3 +1,4 @@
+import type { Runtime } from '../../../shared/runtime.js';
 import type { Actor } from '../../../shared/auth.js';
 import type { Knex } from '../../../shared/db/knex.js';
 import { AppError, forbidden, invalid, isUniqueViolation, notFound } from '../../../shared/errors.js';
@@ -35,7 +36,8 @@ export async function getChannel(db: Knex, actor: Actor, channelId: string) {
   return presentChannel(channel);
 }
 
-export async function createChannel(db: Knex, actor: Actor, input: CreateChannelInput) {
+export async function createChannel(rt: Runtime, actor: Actor, input: CreateChannelInput) {
+  const db = rt.db;
   if (input.is_default && !canSetDefault(actor)) throw forbidden('only workspace owners and admins create default channels');
   if (input.parent_channel_id) {
     // An unknown or hidden parent: 404 like any hidden channel; a sub-channel as parent: depth 1 exceeded.
@@ -57,7 +59,7 @@ export async function createChannel(db: Knex, actor: Actor, input: CreateChannel
         created_by: actor.userId,
       });
       await store.insertMember(trx, { channel_id: channel.id, user_id: actor.userId, workspace_id: actor.workspaceId });
-      await recordEvents(trx, [{ type: 'channel.created', to: channelAddress(channel), data: { channel: presentChannel(channel) } }]);
+      await recordEvents(rt, trx, [{ type: 'channel.created', to: channelAddress(channel), data: { channel: presentChannel(channel) } }]);
       return presentChannel(channel);
     });
   } catch (err) {
@@ -66,7 +68,8 @@ export async function createChannel(db: Knex, actor: Actor, input: CreateChannel
   }
 }
 
-export async function updateChannel(db: Knex, actor: Actor, channelId: string, patch: UpdateChannelInput) {
+export async function updateChannel(rt: Runtime, actor: Actor, channelId: string, patch: UpdateChannelInput) {
+  const db = rt.db;
   const { channel, isMember } = await requireReadable(db, actor, channelId);
   if (!canUpdateChannel(actor, isMember)) throw forbidden('only members of the channel, admins and owners update it: join it first');
   if (patch.is_default !== undefined && !canSetDefault(actor)) throw forbidden('only workspace owners and admins change is_default');
@@ -74,7 +77,7 @@ export async function updateChannel(db: Knex, actor: Actor, channelId: string, p
   try {
     return await db.transaction(async (trx) => {
       const updated = await store.updateChannel(trx, channel.id, patch);
-      await recordEvents(trx, [{ type: 'channel.updated', to: channelAddress(updated), data: { channel: presentChannel(updated) } }]);
+      await recordEvents(rt, trx, [{ type: 'channel.updated', to: channelAddress(updated), data: { channel: presentChannel(updated) } }]);
       return presentChannel(updated);
     });
   } catch (err) {
@@ -90,7 +93,8 @@ export async function listMembers(db: Knex, actor: Actor, channelId: string, q: 
 }
 
 /** Adds a member, checking in this order (docs/decisions.md, "Channels and members"). */
-export async function addMember(db: Knex, actor: Actor, channelId: string, userId: string) {
+export async function addMember(rt: Runtime, actor: Actor, channelId: string, userId: string) {
+  const db = rt.db;
   // A non-member of a private channel gets the same 404 as for a missing one.
   const { channel, isMember } = await requireReadable(db, actor, channelId);
   // Only members add others to a private channel (a non-member never gets past the 404 above).
@@ -102,7 +106,7 @@ export async function addMember(db: Knex, actor: Actor, channelId: string, userI
     const member = await store.insertMember(trx, { channel_id: channel.id, user_id: user.id, workspace_id: actor.workspaceId });
     // Already a member: 409 already_member.
     if (!member) throw new AppError('already_member', 'the user is already a member of this channel');
-    await recordEvents(trx, [
+    await recordEvents(rt, trx, [
       {
         type: 'channel.member_added',
         to: { scope: 'channel', workspace_id: actor.workspaceId, channel_id: channel.id, user_ids: [user.id] },
@@ -114,7 +118,8 @@ export async function addMember(db: Knex, actor: Actor, channelId: string, userI
   });
 }
 
-export async function removeMember(db: Knex, actor: Actor, channelId: string, userId: string) {
+export async function removeMember(rt: Runtime, actor: Actor, channelId: string, userId: string) {
+  const db = rt.db;
   const { channel, isMember } = await requireReadable(db, actor, channelId);
   if (!canRemoveMember(actor, isMember, userId)) {
     throw forbidden('only members of the channel, workspace admins and owners remove someone else from a channel');
@@ -122,7 +127,7 @@ export async function removeMember(db: Knex, actor: Actor, channelId: string, us
   await db.transaction(async (trx) => {
     const removed = isUuid(userId) && (await store.deleteMember(trx, channel.id, userId));
     if (!removed) throw notFound('Channel member');
-    await recordEvents(trx, [
+    await recordEvents(rt, trx, [
       {
         type: 'channel.member_removed',
         to: { scope: 'channel', workspace_id: actor.workspaceId, channel_id: channel.id, user_ids: [userId] },

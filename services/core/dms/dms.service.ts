@@ -1,3 +1,4 @@
+import type { Runtime } from '../../../shared/runtime.js';
 import type { Actor } from '../../../shared/auth.js';
 import type { Knex } from '../../../shared/db/knex.js';
 import { invalid, notFound } from '../../../shared/errors.js';
@@ -29,7 +30,8 @@ export async function getConversation(db: Knex, actor: Actor, conversationId: st
  * the same set of people already has. The caller's own id in the list is
  * ignored. `created` says whether it is new (201) or existed (200).
  */
-export async function openConversation(db: Knex, actor: Actor, userIds: string[]) {
+export async function openConversation(rt: Runtime, actor: Actor, userIds: string[]) {
+  const db = rt.db;
   const others = [...new Set(userIds.map((id) => id.toLowerCase()))].filter((id) => id !== actor.userId);
   if (others.length < 1 || others.length > MAX_OTHER_MEMBERS) {
     throw invalid(`user_ids: must list 1 to ${MAX_OTHER_MEMBERS} users other than yourself`);
@@ -51,7 +53,7 @@ export async function openConversation(db: Knex, actor: Actor, userIds: string[]
     }
     await memberships.insertMembers(trx, created.id, actor.workspaceId, memberIds);
     const conversation = presentConversation(created);
-    await recordEvents(trx, [
+    await recordEvents(rt, trx, [
       {
         type: 'dm.created',
         to: { scope: 'users', workspace_id: actor.workspaceId, user_ids: memberIds },

@@ -42,7 +42,7 @@ async function finish(rt: Runtime, file: FileRow, outcome: Outcome) {
   await rt.db.transaction(async (trx) => {
     const updated = await store.finishProcessing(trx, file.id, outcome);
     if (!updated || !updated.uploader_id) return;
-    await recordEvents(trx, [
+    await recordEvents(rt, trx, [
       {
         type: 'file.ready',
         to: { scope: 'users', workspace_id: updated.workspace_id, user_ids: [updated.uploader_id] },

@@ -6,7 +6,7 @@ import type { Actor } from '../../../shared/auth.js';
 import type { Knex } from '../../../shared/db/knex.js';
 import { validateContentJson } from '../../../shared/blocks/index.js';
 import { AppError, forbidden, invalid, notFound } from '../../../shared/errors.js';
-import { eventsCommitted, publishEphemeral, recordEvents, type AxidEvent } from '../../../shared/events.js';
+import { publishEphemeral, recordEvents, type AxidEvent } from '../../../shared/events.js';
 import { decodeCursor, listJson } from '../../../shared/http/envelope.js';
 import { parseOrThrow } from '../../../shared/validation.js';
 import { isUuid } from '../../../shared/ids.js';
@@ -117,7 +117,7 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
     throw err;
   }
   if (outboxId === null) throw badThread();
-  eventsCommitted([{ outboxId, event, json }]);
+  rt.events.committed([{ outboxId, event, json }]);
   return message;
 }
 
@@ -185,7 +185,7 @@ export async function updateMessage(rt: Runtime, actor: Actor, channelId: string
     const row = (await store.findMessage(trx, channel.id, existing.id)) as MessageRow;
     const reactions = await store.reactionsFor(trx, [row.id]);
     const message = presentMessage(row, reactions.get(row.id) ?? []);
-    await recordEvents(trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channel.id), data: { message } }]);
+    await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channel.id), data: { message } }]);
     return message;
   });
 }
@@ -199,7 +199,7 @@ export async function deleteMessage(rt: Runtime, actor: Actor, channelId: string
     const deleted = await store.deleteMessage(trx, existing.id);
     if (deleted === 0) throw notFound('Message');
     if (existing.thread_id) await store.decrementThread(trx, existing.thread_id);
-    await recordEvents(trx, [
+    await recordEvents(rt, trx, [
       {
         type: 'message.deleted',
         to: channelScope(actor.workspaceId, channel.id),
@@ -226,7 +226,7 @@ export async function addReaction(rt: Runtime, actor: Actor, channelId: string, 
       throw err.code === '23503' ? notFound('Message') : err;
     });
     if (!inserted) return { created: false, reaction: presentReaction((await store.findReaction(trx, key))!) };
-    await recordEvents(trx, [
+    await recordEvents(rt, trx, [
       {
         type: 'reaction.added',
         to: channelScope(actor.workspaceId, channel.id),
@@ -243,7 +243,7 @@ export async function removeReaction(rt: Runtime, actor: Actor, channelId: strin
   checkEmoji(emoji);
   await rt.db.transaction(async (trx) => {
     if (!(await store.deleteReaction(trx, { message_id: message.id, user_id: actor.userId, emoji }))) throw notFound('Reaction');
-    await recordEvents(trx, [
+    await recordEvents(rt, trx, [
       {
         type: 'reaction.removed',
         to: channelScope(actor.workspaceId, channel.id),
@@ -288,6 +288,6 @@ export async function replaceMessageContent(
   const row = (await store.findMessage(trx, channelId, messageId)) as MessageRow;
   const reactions = await store.reactionsFor(trx, [messageId]);
   const message = presentMessage(row, reactions.get(messageId) ?? []);
-  await recordEvents(trx, [{ type: 'message.updated', to: channelScope(row.workspace_id, channelId), data: { message } }]);
+  await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(row.workspace_id, channelId), data: { message } }]);
   return message;
 }

@@ -1,3 +1,4 @@
+import type { Runtime } from '../../../shared/runtime.js';
 import type { Actor } from '../../../shared/auth.js';
 import { issueApiKey } from '../../../shared/auth.js';
 import type { Knex } from '../../../shared/db/knex.js';
@@ -31,7 +32,8 @@ export async function listUsers(db: Knex, actor: Actor, q: { limit: number; curs
  * Creates a person or an agent with its first API key (shown once). Agents
  * join every default channel. Humans count toward settings.max_users.
  */
-export async function createUser(db: Knex, actor: Actor, input: CreateUserInput) {
+export async function createUser(rt: Runtime, actor: Actor, input: CreateUserInput) {
+  const db = rt.db;
   if (!canCreateUsers(actor)) {
     throw forbidden(actor.isAgent ? 'agents cannot create users or agents' : 'only workspace owners and admins create users');
   }
@@ -63,7 +65,7 @@ export async function createUser(db: Knex, actor: Actor, input: CreateUserInput)
           }),
         ),
       ];
-      await recordEvents(trx, events);
+      await recordEvents(rt, trx, events);
       return {
         ...presentUser(user),
         api_key: apiKey.key,
@@ -86,16 +88,17 @@ async function enforceUserLimit(trx: Knex.Transaction, workspaceId: string) {
 }
 
 export async function updateMe(
-  db: Knex,
+  rt: Runtime,
   actor: Actor,
   patch: { name?: string; display_name?: string | null; avatar_url?: string | null },
 ) {
+  const db = rt.db;
   try {
     return await db.transaction(async (trx) => {
       const user: UserRow = Object.keys(patch).length
         ? await store.updateUser(trx, actor.userId, patch)
         : ((await store.findActiveUser(trx, actor.workspaceId, actor.userId)) as UserRow);
-      await recordEvents(trx, [
+      await recordEvents(rt, trx, [
         { type: 'user.updated', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user: presentUser(user) } },
       ]);
       return presentUser(user);

@@ -50,7 +50,7 @@ export async function deleteWebhook(rt: Runtime, actor: Actor, webhookId: string
   await rt.db.transaction(async (trx) => {
     await store.deleteWebhook(trx, hook.id);
     // Internal: every replica drops the hook from its cache of posting hooks.
-    await recordEvents(trx, [
+    await recordEvents(rt, trx, [
       { type: 'webhook.deleted', to: { scope: 'users', workspace_id: hook.workspace_id, user_ids: [] }, data: { webhook_id: hook.id } },
     ]);
   });

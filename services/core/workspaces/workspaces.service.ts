@@ -1,3 +1,4 @@
+import type { Runtime } from '../../../shared/runtime.js';
 import type { Actor } from '../../../shared/auth.js';
 import { issueApiKey } from '../../../shared/auth.js';
 import type { Knex } from '../../../shared/db/knex.js';
@@ -42,7 +43,8 @@ export async function updateWorkspace(db: Knex, actor: Actor, patch: { name?: st
   return presentWorkspace(row);
 }
 
-export async function updateMemberRole(db: Knex, actor: Actor, userId: string, role: 'owner' | 'admin' | 'member') {
+export async function updateMemberRole(rt: Runtime, actor: Actor, userId: string, role: 'owner' | 'admin' | 'member') {
+  const db = rt.db;
   if (!isAdmin(actor)) throw forbidden('only workspace owners and admins change roles');
   return db.transaction(async (trx) => {
     // Serialize role changes per workspace so "the last owner stays" holds under concurrency.
@@ -54,14 +56,15 @@ export async function updateMemberRole(db: Knex, actor: Actor, userId: string, r
       throw new AppError('conflict', 'the last owner cannot stop being owner: make someone else owner first');
     }
     const updated = await users.updateUser(trx, userId, { role });
-    await recordEvents(trx, [
+    await recordEvents(rt, trx, [
       { type: 'member.updated', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user: presentUser(updated) } },
     ]);
     return presentUser(updated);
   });
 }
 
-export async function removeMember(db: Knex, actor: Actor, userId: string) {
+export async function removeMember(rt: Runtime, actor: Actor, userId: string) {
+  const db = rt.db;
   if (!isAdmin(actor)) throw forbidden('only workspace owners and admins remove members');
   await db.transaction(async (trx) => {
     await trx('workspaces').where({ id: actor.workspaceId }).forUpdate().first('id');
@@ -73,7 +76,7 @@ export async function removeMember(db: Knex, actor: Actor, userId: string) {
     }
     await users.deactivateUser(trx, userId);
     await memberships.deleteAllMemberships(trx, userId);
-    await recordEvents(trx, [
+    await recordEvents(rt, trx, [
       { type: 'member.removed', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user_id: userId } },
     ]);
   });

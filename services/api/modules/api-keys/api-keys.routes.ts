@@ -55,7 +55,7 @@ export function apiKeyRoutes(routes: RouteTable) {
           .update({ revoked_at: trx.fn.now() });
         if (revoked === 0) throw notFound('API key');
         // Open streams authenticated with this key end (the gateway listens).
-        await recordEvents(trx, [
+        await recordEvents(rt, trx, [
           {
             type: 'api_key.revoked',
             to: { scope: 'users', workspace_id: actor.workspaceId, user_ids: [actor.userId] },

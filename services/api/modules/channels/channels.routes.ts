@@ -13,14 +13,14 @@ export function channelRoutes(routes: RouteTable) {
     )
     .add(
       { method: 'post', path: '/channels', summary: 'Create a channel; the creator becomes a member', tag, body: CreateChannelBody, status: 201, response: dataOf(ChannelSchema), errors: ['forbidden', 'not_found', 'name_taken'] },
-      async ({ rt, actor, body }) => ok(await channels.createChannel(rt.db, actor, body)),
+      async ({ rt, actor, body }) => ok(await channels.createChannel(rt, actor, body)),
     )
     .add({ method: 'get', path: '/channels/{channel_id}', summary: 'Channel details', tag, params: ChannelParams, response: dataOf(ChannelSchema) }, async ({ rt, actor, params }) =>
       ok(await channels.getChannel(rt.db, actor, params.channel_id)),
     )
     .add(
       { method: 'patch', path: '/channels/{channel_id}', summary: 'Update name or description', tag, params: ChannelParams, body: UpdateChannelBody, response: dataOf(ChannelSchema), errors: ['forbidden', 'name_taken'] },
-      async ({ rt, actor, params, body }) => ok(await channels.updateChannel(rt.db, actor, params.channel_id, body)),
+      async ({ rt, actor, params, body }) => ok(await channels.updateChannel(rt, actor, params.channel_id, body)),
     )
     .add(
       { method: 'get', path: '/channels/{channel_id}/members', summary: 'List channel members', tag, params: ChannelParams, query: ListQuery, response: listOf(ChannelMemberSchema) },
@@ -28,12 +28,12 @@ export function channelRoutes(routes: RouteTable) {
     )
     .add(
       { method: 'post', path: '/channels/{channel_id}/members', summary: 'Add a member', tag, params: ChannelParams, body: AddMemberBody, status: 201, response: dataOf(ChannelMemberSchema), errors: ['forbidden', 'already_member'] },
-      async ({ rt, actor, params, body }) => ok(await channels.addMember(rt.db, actor, params.channel_id, body.user_id)),
+      async ({ rt, actor, params, body }) => ok(await channels.addMember(rt, actor, params.channel_id, body.user_id)),
     )
     .add(
       { method: 'delete', path: '/channels/{channel_id}/members/{user_id}', summary: 'Remove a member (or leave)', tag, params: MemberParams, errors: ['forbidden'] },
       async ({ rt, actor, params }) => {
-        await channels.removeMember(rt.db, actor, params.channel_id, params.user_id);
+        await channels.removeMember(rt, actor, params.channel_id, params.user_id);
       },
     );
 }

@@ -25,7 +25,7 @@ export function dmRoutes(routes: RouteTable) {
         errors: ['not_found'],
       },
       async ({ rt, actor, body }) => {
-        const { created, conversation } = await dms.openConversation(rt.db, actor, body.user_ids);
+        const { created, conversation } = await dms.openConversation(rt, actor, body.user_ids);
         return new Reply(created ? 201 : 200, ok(conversation));
       },
     )

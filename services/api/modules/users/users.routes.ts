@@ -12,14 +12,14 @@ export function userRoutes(routes: RouteTable) {
       ok(await users.getUser(rt.db, actor, actor.userId)),
     )
     .add({ method: 'patch', path: '/users/me', summary: 'Update name, display name, avatar', tag, body: UpdateMeBody, response: dataOf(UserSchema), errors: ['name_taken'] }, async ({ rt, actor, body }) =>
-      ok(await users.updateMe(rt.db, actor, body)),
+      ok(await users.updateMe(rt, actor, body)),
     )
     .add({ method: 'get', path: '/users', summary: 'List members; is_agent=true filters agents', tag, query: ListUsersQuery, response: listOf(UserSchema) }, async ({ rt, actor, query }) =>
       list(await users.listUsers(rt.db, actor, query)),
     )
     .add(
       { method: 'post', path: '/users', summary: 'Create a user or agent; returns its first API key once', tag, body: CreateUserBody, status: 201, response: dataOf(CreatedUserSchema), errors: ['forbidden', 'user_limit_reached', 'name_taken'] },
-      async ({ rt, actor, body }) => ok(await users.createUser(rt.db, actor, body)),
+      async ({ rt, actor, body }) => ok(await users.createUser(rt, actor, body)),
     )
     .add({ method: 'get', path: '/users/{user_id}', summary: 'One user', tag, params: UserIdParams, response: dataOf(UserSchema) }, async ({ rt, actor, params }) =>
       ok(await users.getUser(rt.db, actor, params.user_id)),
@@ -39,6 +39,6 @@ export function userRoutes(routes: RouteTable) {
         response: dataOf(CreatedUserSchema),
         errors: ['forbidden', 'name_taken'],
       },
-      async ({ rt, actor, body }) => ok(await users.createUser(rt.db, actor, { ...body, is_agent: true })),
+      async ({ rt, actor, body }) => ok(await users.createUser(rt, actor, { ...body, is_agent: true })),
     );
 }

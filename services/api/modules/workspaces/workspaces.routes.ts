@@ -31,12 +31,12 @@ export function workspaceRoutes(routes: RouteTable) {
         response: dataOf(UserSchema),
         errors: ['forbidden', 'conflict'],
       },
-      async ({ rt, actor, params, body }) => ok(await workspaces.updateMemberRole(rt.db, actor, params.user_id, body.role)),
+      async ({ rt, actor, params, body }) => ok(await workspaces.updateMemberRole(rt, actor, params.user_id, body.role)),
     )
     .add(
       { method: 'delete', path: '/workspaces/current/members/{user_id}', summary: 'Remove a member', tag, params: MemberParams, errors: ['forbidden', 'conflict'] },
       async ({ rt, actor, params }) => {
-        await workspaces.removeMember(rt.db, actor, params.user_id);
+        await workspaces.removeMember(rt, actor, params.user_id);
       },
     );
 }

@@ -1,0 +1,31 @@
+// Commit listeners belong to a runtime (shared/events.ts, CommitListeners): two
+// stacks in one process each hear only their own commits, so neither relay
+// publishes (or deletes) the other's outbox rows against its own database.
+import { expect } from 'chai';
+import type { CommittedEvent } from '../../shared/events.js';
+import { createChannel, postMessage } from '../support/conversations.js';
+import { separateStack } from '../support/separate-stack.js';
+import { newWorkspace, stack } from '../support/stack.js';
+
+describe('committed events', () => {
+  it('reach the listeners of the runtime that committed them, never another stack in the same process', async () => {
+    const other = await separateStack();
+    const heardHere: CommittedEvent[] = [];
+    const heardThere: CommittedEvent[] = [];
+    const stopHere = stack().rt.events.subscribe((events) => heardHere.push(...events));
+    const stopThere = other.stack.rt.events.subscribe((events) => heardThere.push(...events));
+    try {
+      const ws = await newWorkspace();
+      const channel = await createChannel(ws.owner);
+      const message = await postMessage(ws.owner, channel.id, { content: 'only here' });
+      const mine = (events: CommittedEvent[]) => events.filter((c) => c.event.type === 'message.created' && (c.event.data.message as { id: string }).id === message.id);
+      expect(mine(heardHere)).to.have.length(1);
+      expect(mine(heardThere)).to.have.length(0);
+      expect(heardThere.filter((c) => c.event.to.workspace_id === ws.workspaceId)).to.have.length(0);
+    } finally {
+      stopHere();
+      stopThere();
+      await other.stop();
+    }
+  });
+});
