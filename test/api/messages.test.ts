@@ -325,6 +325,78 @@ describe('one Message object, however it is read', () => {
   });
 });
 
+describe('one rendering of a Message', () => {
+  // A page's JSON text, from `{"data":[...],"pagination":...}`, and a single object's from `{"data":{...}}`.
+  const pageData = (text: string) => text.slice('{"data":'.length, text.lastIndexOf(',"pagination":'));
+  const single = (text: string) => text.slice('{"data":'.length, -1);
+
+  it('gives every message in a history page byte for byte as GET and POST give it, for every kind of field', async () => {
+    const { ws, channel } = await setup();
+    const u = await ws.user();
+    const raw = (path: string) => fetch(`${stack().url}${path}`, { headers: { authorization: `Bearer ${ws.ownerKey}` } }).then((r) => r.text());
+    const postRaw = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${stack().url}${messagesUrl(channel.id)}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ws.ownerKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).to.equal(201);
+      return single(await res.text());
+    };
+    // Keys out of order, numbers jsonb would rewrite (1e21, 5e-7, 1.5), unicode and line separators.
+    const metadata = { type: 'ci.run', data: { z: 1, a: { y: 1e21, b: 5e-7, n: 1.5, neg: -0.25 }, s: 'é \u2028 😀 "q"', list: [3, 1, 2], nil: null } };
+    const content_json = {
+      type: 'doc',
+      content: [
+        { type: 'paragraph', content: [{ type: 'text', text: 'hi ' }, { type: 'mention', attrs: { id: u.id } }] },
+        { type: 'block_repo_pr_card', attrs: { blockName: 'repo_pr_card', version: 1, props: { url: 'https://github.com/acme/app/pull/1', title: 'Fix', state: 'open' } } },
+      ],
+    };
+    const posted = new Map<string, string>();
+    const rich = await postRaw({ content: 'rich', content_json, metadata });
+    const richId = JSON.parse(rich).id as string;
+    posted.set(richId, rich);
+    const reply = await postRaw({ content: 'a reply', thread_id: richId, metadata: { type: 't', data: { b: 2, a: 1 } } });
+    posted.set(JSON.parse(reply).id, reply);
+    for (const emoji of ['tada', 'eyes']) expectOk(await ws.owner.post(`${messagesUrl(channel.id)}/${richId}/reactions`, { emoji }), 201);
+    expectOk(await ws.owner.post(`/api/v1/channels/${channel.id}/members`, { user_id: u.id }), 201);
+    expectOk(await u.client.post(`${messagesUrl(channel.id)}/${richId}/reactions`, { emoji: 'tada' }), 201);
+    const edited = await postRaw({ content: 'before' });
+    const editedId = JSON.parse(edited).id as string;
+    expectOk(await ws.owner.patch(`${messagesUrl(channel.id)}/${editedId}`, { content: 'after', metadata: { type: 'e', data: { x: 0.1 } } }));
+    const hooked = await post(stack().rt, {
+      workspaceId: ws.workspaceId,
+      channelId: channel.id,
+      authorId: null,
+      content: 'from a hook',
+      display: { username: 'CI', icon_url: 'https://example.com/i.png' },
+      webhookId: '3f1d2c4b-5a6e-4f70-8a9b-0c1d2e3f4a5b',
+    });
+    posted.set(hooked.id, JSON.stringify(hooked));
+    const plain = await postRaw({ content: 'plain' });
+    posted.set(JSON.parse(plain).id, plain);
+
+    for (const [id, text] of posted) {
+      if (id !== richId) expect(single(await raw(`${messagesUrl(channel.id)}/${id}`))).to.equal(text);
+    }
+    for (const path of [messagesUrl(channel.id), `${messagesUrl(channel.id)}?thread_id=${richId}`]) {
+      const page = pageData(await raw(path));
+      const ids = (JSON.parse(page) as { id: string }[]).map((m) => m.id);
+      const singles = await Promise.all(ids.map(async (id) => single(await raw(`${messagesUrl(channel.id)}/${id}`))));
+      expect(page).to.equal(`[${singles.join(',')}]`);
+    }
+    const richListed = JSON.parse(single(await raw(`${messagesUrl(channel.id)}/${richId}`)));
+    expect(richListed.metadata).to.deep.equal(metadata);
+    expect(single(await raw(`${messagesUrl(channel.id)}/${richId}`))).to.include('"y":1e+21');
+    expect(richListed.card_origin).to.equal('https://github.com');
+    expect(richListed.thread.reply_count).to.equal(1);
+    expect(richListed.reactions).to.deep.equal([
+      { emoji: 'tada', count: 2, user_ids: [ws.ownerId, u.id] },
+      { emoji: 'eyes', count: 1, user_ids: [ws.ownerId] },
+    ]);
+  });
+});
+
 describe('posting cost', () => {
   it('takes ONE statement (message + outbox) for a top-level post once the key and the access are cached', async () => {
     const { ws, channel } = await setup();

@@ -27,16 +27,19 @@ describe('migrations on a database with data', () => {
     const [channel] = await db('channels').insert({ workspace_id: ws.id, name: 'c', created_by: user.id }).returning('id');
     const row = { workspace_id: ws.id, channel_id: channel.id, author_id: user.id };
     const [root] = await db('messages').insert({ ...row, content: 'root' }).returning('id');
-    const [plain] = await db('messages').insert({ ...row, content: 'plain' }).returning('id');
+    const [plain] = await db('messages').insert({ ...row, content: 'plain', metadata: JSON.stringify({ type: 't', data: { b: 1, a: [2.5] } }) }).returning('id');
     await db('messages').insert({ ...row, content: 'reply', thread_id: root.id });
     await db('threads').insert({ root_message_id: root.id, workspace_id: ws.id, channel_id: channel.id, reply_count: 1, last_reply_at: new Date() });
     await db('reactions').insert({ message_id: plain.id, user_id: user.id, emoji: 'tada' });
 
-    expect(await migrateLatest(db)).to.deep.equal(['004_message_page_hints', '005_message_insert_checks', '006_job_outbox']);
+    expect(await migrateLatest(db)).to.deep.equal(['004_message_page_hints', '005_message_insert_checks', '006_job_outbox', '007_message_json_as_written']);
 
     const page = JSON.parse((await listMessages(db, { channelId: channel.id, limit: 50 })).data) as Record<string, any>[];
     expect(page.map((m) => m.content)).to.deep.equal(['plain', 'root']);
     expect(page[0]!.reactions).to.deep.equal([{ emoji: 'tada', count: 1, user_ids: [user.id] }]);
     expect(page[1]!.thread).to.include({ reply_count: 1 });
+    // 007 keeps what jsonb held, now as json text.
+    expect(page[0]!.metadata).to.deep.equal({ type: 't', data: { a: [2.5], b: 1 } });
+    expect((await db.raw(`SELECT pg_typeof(metadata)::text AS t FROM messages WHERE id = ?`, [plain.id])).rows[0].t).to.equal('json');
   });
 });

@@ -88,6 +88,34 @@ export const MessageSchema = named(
 
 export type MessageObject = z.infer<typeof MessageSchema>;
 
+/**
+ * The one field list of a Message, in the order of its JSON. presentMessage
+ * writes these keys in this order, and history pages are rendered by Postgres
+ * from the same list (MESSAGE_FIELD_SQL, messages.store.ts): a test holds the
+ * two byte for byte.
+ */
+export const MESSAGE_FIELDS = [
+  'id',
+  'channel_id',
+  'author_id',
+  'content',
+  'content_json',
+  'metadata',
+  'thread_id',
+  'thread',
+  'reactions',
+  'card_origin',
+  'mentioned_user_ids',
+  'display',
+  'webhook_id',
+  'created_at',
+  'edited_at',
+] as const satisfies readonly (keyof MessageObject)[];
+export type MessageField = (typeof MESSAGE_FIELDS)[number];
+// Every field of the Message object is in the list: a missing one fails to compile here.
+const everyFieldListed: Record<Exclude<keyof MessageObject, MessageField>, never> = {};
+void everyFieldListed;
+
 /** The Message object (its schema is the OpenAPI document's, services/api/openapi.ts), plus `display` and `webhook_id` for webhook posts. */
 export const presentMessage = (row: MessageRow, reactions: ReactionSummary[] = []): MessageObject => ({
   id: row.id,

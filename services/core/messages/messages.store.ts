@@ -1,6 +1,6 @@
 import { runPrepared, type Db, type Knex, type PreparedStatement } from '../../../shared/db/knex.js';
 import type { JsonPage } from '../../../shared/http/envelope.js';
-import type { MessageRow, ReactionSummary } from './messages.presenter.js';
+import { MESSAGE_FIELDS, type MessageField, type MessageRow, type ReactionSummary } from './messages.presenter.js';
 
 const MESSAGE_COLUMNS = [
   'm.id',
@@ -31,7 +31,7 @@ export type NewMessage = Omit<MessageRow, 'seq' | 'edited_at' | 'reply_count' | 
 
 const MESSAGE_INSERT_COLUMNS = `id, workspace_id, channel_id, author_id, thread_id, content, content_json, metadata,
                               card_origin, mentioned_user_ids, display, webhook_id, created_at`;
-const MESSAGE_INSERT_VALUES = `$1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6, $7::jsonb, $8::jsonb, $9, $10::uuid[], $11::jsonb, $12::text, $13::timestamptz`;
+const MESSAGE_INSERT_VALUES = `$1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6, $7::json, $8::json, $9, $10::uuid[], $11::json, $12::text, $13::timestamptz`;
 
 // The hot path of posting, sent as named prepared statements: Postgres parses
 // and plans each once per connection, and each post sends only its values.
@@ -93,9 +93,16 @@ export async function insertMessageWithEvent(db: Knex, m: NewMessage, eventJson:
   return rows.length === 1 ? Number(rows[0]!.id) : null;
 }
 
+/**
+ * A JSON array as text, written as JSON.stringify writes one (json_agg adds
+ * spaces), so that a page holds each message byte for byte as presentMessage
+ * gives it. Left as text: a ::json cast would parse the whole page again.
+ */
+const jsonArray = (element: string, order: string, where?: string) =>
+  `coalesce('[' || string_agg(${element}::text, ',' ORDER BY ${order})${where ? ` FILTER (WHERE ${where})` : ''} || ']', '[]')`;
+
 /** The reactions of message `m`, summarised per emoji in the order first added. */
-const REACTIONS_OF_M = `(SELECT coalesce(json_agg(json_build_object('emoji', x.emoji, 'count', x.count, 'user_ids', x.user_ids)
-                                 ORDER BY x.first, x.emoji), '[]'::json)
+const REACTIONS_OF_M = `(SELECT ${jsonArray('to_json((SELECT y FROM (SELECT x.emoji, x.count, x.user_ids) y))', 'x.first, x.emoji')}::json
      FROM (SELECT emoji, count(*)::int AS count, array_agg(user_id::text ORDER BY created_at, user_id) AS user_ids,
                   min(created_at) AS first
              FROM reactions r WHERE r.message_id = m.id GROUP BY emoji) x)`;
@@ -104,19 +111,33 @@ const REACTIONS_OF_M = `(SELECT coalesce(json_agg(json_build_object('emoji', x.e
 const isoTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * The Message object of `presentMessage`, rendered by Postgres for history
- * pages: the API process then neither parses 50 rows nor serializes them
- * again (with rows parsed in JS a page cost twice the floor's CPU). The
- * keys, their order and their values are those of presentMessage; a test
- * holds the two together.
+ * How Postgres gives each field of the Message object, for history pages: the
+ * API process then neither parses 50 rows nor serializes them again (with
+ * rows parsed in JS a page cost twice the floor's CPU). Keyed by the one field
+ * list (MESSAGE_FIELDS, messages.presenter.ts), whose order is the JSON's;
+ * a test holds the bytes equal to presentMessage's.
  */
+const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
+  id: 'm.id',
+  channel_id: 'm.channel_id',
+  author_id: 'm.author_id',
+  content: 'm.content',
+  content_json: 'm.content_json',
+  metadata: 'm.metadata',
+  thread_id: 'm.thread_id',
+  thread: `CASE WHEN m.has_replies THEN (SELECT to_json((SELECT y FROM (SELECT t.reply_count, ${isoTime('t.last_reply_at')} AS last_reply_at) y))
+                                          FROM threads t WHERE t.root_message_id = m.id AND t.reply_count > 0) END`,
+  reactions: `CASE WHEN m.has_reactions THEN ${REACTIONS_OF_M} ELSE '[]'::json END`,
+  card_origin: 'm.card_origin',
+  mentioned_user_ids: 'm.mentioned_user_ids',
+  display: 'm.display',
+  webhook_id: 'm.webhook_id',
+  created_at: isoTime('m.created_at'),
+  edited_at: isoTime('m.edited_at'),
+};
+
 const MESSAGE_JSON = `to_json((SELECT x FROM (SELECT
-    m.id, m.channel_id, m.author_id, m.content, m.content_json, m.metadata, m.thread_id,
-    CASE WHEN m.has_replies THEN (SELECT json_build_object('reply_count', t.reply_count, 'last_reply_at', ${isoTime('t.last_reply_at')})
-                                    FROM threads t WHERE t.root_message_id = m.id AND t.reply_count > 0) END AS thread,
-    CASE WHEN m.has_reactions THEN ${REACTIONS_OF_M} ELSE '[]'::json END AS reactions,
-    m.card_origin, m.mentioned_user_ids, m.display, m.webhook_id,
-    ${isoTime('m.created_at')} AS created_at, ${isoTime('m.edited_at')} AS edited_at) x))`;
+    ${MESSAGE_FIELDS.map((field) => `${MESSAGE_FIELD_SQL[field]} AS ${field}`).join(',\n    ')}) x))`;
 
 /**
  * One page as JSON text, newest first: the first $3 of the $3 + 1 rows
@@ -124,7 +145,7 @@ const MESSAGE_JSON = `to_json((SELECT x FROM (SELECT
  */
 const pageStatement = (name: string, where: string): PreparedStatement => ({
   name,
-  text: `SELECT coalesce(json_agg(p.message ORDER BY p.seq DESC) FILTER (WHERE p.n <= $3), '[]')::text AS data,
+  text: `SELECT ${jsonArray('p.message', 'p.seq DESC', 'p.n <= $3')} AS data,
                 min(p.seq) FILTER (WHERE p.n <= $3) AS last_seq,
                 count(*) > $3 AS has_more
            FROM (SELECT m.seq, row_number() OVER (ORDER BY m.seq DESC) AS n, ${MESSAGE_JSON} AS message

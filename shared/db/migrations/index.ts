@@ -4,6 +4,7 @@ import * as filesWebhooks from './003_files_webhooks.js';
 import * as messagePageHints from './004_message_page_hints.js';
 import * as messageInsertChecks from './005_message_insert_checks.js';
 import * as jobOutbox from './006_job_outbox.js';
+import * as messageJsonAsWritten from './007_message_json_as_written.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '004_message_page_hints': messagePageHints,
   '005_message_insert_checks': messageInsertChecks,
   '006_job_outbox': jobOutbox,
+  '007_message_json_as_written': messageJsonAsWritten,
 };
