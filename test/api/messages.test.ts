@@ -13,6 +13,17 @@ const MESSAGE_KEYS = [
   'card_origin', 'mentioned_user_ids', 'created_at', 'edited_at', 'display', 'webhook_id',
 ];
 
+/** A webhook-style post (no author, display overrides), through the service as the hook routes post it. */
+const postAsHook = (workspaceId: string, channelId: string) =>
+  post(stack().rt, {
+    workspaceId,
+    channelId,
+    authorId: null,
+    content: 'from a hook',
+    display: { username: 'CI', icon_url: 'https://example.com/i.png' },
+    webhookId: '3f1d2c4b-5a6e-4f70-8a9b-0c1d2e3f4a5b',
+  });
+
 async function setup() {
   const ws = await newWorkspace();
   const channel = await createChannel(ws.owner);
@@ -296,14 +307,7 @@ describe('one Message object, however it is read', () => {
     await postMessage(ws.owner, channel.id, { content: 'reply', thread_id: root.id });
     expectOk(await ws.owner.post(`${messagesUrl(channel.id)}/${root.id}/reactions`, { emoji: 'tada' }), 201);
     expectOk(await ws.owner.patch(`${messagesUrl(channel.id)}/${root.id}`, { content: 'root, edited' }));
-    const hooked = await post(stack().rt, {
-      workspaceId: ws.workspaceId,
-      channelId: channel.id,
-      authorId: null,
-      content: 'from a hook',
-      display: { username: 'CI', icon_url: 'https://example.com/i.png' },
-      webhookId: '3f1d2c4b-5a6e-4f70-8a9b-0c1d2e3f4a5b',
-    });
+    const hooked = await postAsHook(ws.workspaceId, channel.id);
     const plain = await postMessage(ws.owner, channel.id, { content: 'plain' });
 
     const listed = expectOk(await ws.owner.get(messagesUrl(channel.id))).data as { id: string }[];
@@ -364,14 +368,7 @@ describe('one rendering of a Message', () => {
     const edited = await postRaw({ content: 'before' });
     const editedId = JSON.parse(edited).id as string;
     expectOk(await ws.owner.patch(`${messagesUrl(channel.id)}/${editedId}`, { content: 'after', metadata: { type: 'e', data: { x: 0.1 } } }));
-    const hooked = await post(stack().rt, {
-      workspaceId: ws.workspaceId,
-      channelId: channel.id,
-      authorId: null,
-      content: 'from a hook',
-      display: { username: 'CI', icon_url: 'https://example.com/i.png' },
-      webhookId: '3f1d2c4b-5a6e-4f70-8a9b-0c1d2e3f4a5b',
-    });
+    const hooked = await postAsHook(ws.workspaceId, channel.id);
     posted.set(hooked.id, JSON.stringify(hooked));
     const plain = await postRaw({ content: 'plain' });
     posted.set(JSON.parse(plain).id, plain);
