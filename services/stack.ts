@@ -11,7 +11,7 @@ import { migrateLatest } from '../shared/db/migrate.js';
 import { resolveDependencies, type Dependencies, type Probes } from '../shared/embedded.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetrics } from '../shared/metrics.js';
-import { OutboxRelay } from '../shared/outbox-relay.js';
+import { createOutboxRelay, type OutboxRelay } from '../shared/relay/outbox-relay.js';
 import { JobOutboxPublisher } from '../shared/job-outbox.js';
 import { AccessCache } from '../shared/access-cache.js';
 import { CommitListeners } from '../shared/events.js';
@@ -153,20 +153,20 @@ async function migrate(rt: Runtime, deps: Dependencies) {
 function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: boolean; readsEvents: boolean; fanOut: boolean }) {
   const streams = keys(rt.config.redisKeyPrefix);
   const relay = o.writes
-    ? new OutboxRelay({
+    ? createOutboxRelay({
         db: rt.db,
         databaseUrl: deps.databaseUrl,
         redis: rt.redis,
+        redisUrl: deps.redisUrl,
         streamKey: rt.streamKey,
         accessStreamKey: streams.accessEvents,
+        wakeChannel: streams.outboxWake,
+        sole: deps.embeddedDatabase,
         log: rt.log,
         metrics: rt.metrics,
-        redisUrl: deps.redisUrl,
-        wakeChannel: streams.outboxWake,
-        listen: !deps.embeddedDatabase,
       })
     : null;
-  relay?.start();
+  void relay?.start();
   const jobs = o.writes ? new JobOutboxPublisher(rt) : null;
   jobs?.start();
 
@@ -174,8 +174,8 @@ function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: boolean; r
   const reader = o.readsEvents ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: readerStream, log: rt.log, blockMs: 5_000 }) : null;
   reader?.subscribe((event) => rt.access.onEvent(event));
   const stopCommitListener = rt.events.subscribe((committed) => {
-    relay?.publishCommitted(committed);
-    for (const c of committed) rt.access.onEvent(c.event);
+    if (relay) relay.committed();
+    for (const event of committed) rt.access.onEvent(event);
   });
   reader?.start();
 

@@ -1,6 +1,6 @@
 // The one event publisher. A service records events inside its transaction
 // (an outbox row, committed or rolled back with the change); the relay moves
-// them to the Redis stream once committed (outbox-relay.ts). Ephemeral events
+// them to the Redis stream once committed (relay/outbox-relay.ts). Ephemeral events
 // (typing) skip the outbox and go straight to the stream.
 import type { Db, Knex } from './db/knex.js';
 import { serviceUnavailable } from './errors.js';
@@ -67,18 +67,11 @@ export interface AxidEvent {
 }
 
 
-/** An event as committed: its outbox row and the JSON stored in it (published as is). */
-export interface CommittedEvent {
-  outboxId: number;
-  event: AxidEvent;
-  json: string;
-}
-
-type CommitListener = (events: CommittedEvent[]) => void;
+type CommitListener = (events: AxidEvent[]) => void;
 
 /**
- * The listeners for the events one runtime commits (its relay publishes them
- * from memory, its access cache drops what they change). One per runtime, not
+ * The listeners for the events one runtime commits (its relay is woken to
+ * publish them, its access cache drops what they change). One per runtime, not
  * per process: two stacks in one process (tests) never see each other's
  * commits, whose outbox rows live in another database.
  */
@@ -96,7 +89,7 @@ export class CommitListeners {
    * pg_notify, which serializes every notifying commit in Postgres). Call it
    * after a statement that wrote outbox rows outside a transaction.
    */
-  committed(events: CommittedEvent[]): void {
+  committed(events: AxidEvent[]): void {
     for (const listener of this.listeners) listener(events);
   }
 
@@ -110,7 +103,7 @@ export interface EventSink {
   events: CommitListeners;
 }
 
-function afterCommit(rt: EventSink, trx: Db, events: CommittedEvent[]) {
+function afterCommit(rt: EventSink, trx: Db, events: AxidEvent[]) {
   if (rt.events.size === 0) return;
   const t = trx as Knex.Transaction;
   if (t.isTransaction && t.executionPromise) void t.executionPromise.then(() => rt.events.committed(events), () => undefined);
@@ -120,16 +113,8 @@ function afterCommit(rt: EventSink, trx: Db, events: CommittedEvent[]) {
 /** Records events in the caller's transaction; they are published after commit. */
 export async function recordEvents(rt: EventSink, trx: Db, events: AxidEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const json = events.map((event) => JSON.stringify(event));
-  // Postgres returns the rows of a multi-row INSERT in the order given.
-  const rows: { id: string | number }[] = await trx('outbox')
-    .insert(json.map((event) => ({ event })))
-    .returning('id');
-  afterCommit(
-    rt,
-    trx,
-    events.map((event, i) => ({ outboxId: Number(rows[i]!.id), event, json: json[i]! })),
-  );
+  await trx('outbox').insert(events.map((event) => ({ event: JSON.stringify(event) })));
+  afterCommit(rt, trx, events);
 }
 
 export const recordEvent = (rt: EventSink, trx: Db, event: AxidEvent) => recordEvents(rt, trx, [event]);

@@ -7,10 +7,11 @@
 // between the enqueue and its commit) is a no-op: job ids come from payloads.
 // Commits in this process wake the publisher at once; a poll every second
 // picks up other processes' rows and whatever waited while Redis was away.
-// Kept apart from the event relay (outbox-relay.ts): events need one order
+// Kept apart from the event relay (relay/outbox-relay.ts): events need one order
 // and one elected relay, jobs neither.
 import { enqueueRecorded, onJobsRecorded, type JobName, type JobPayloads } from './jobs.js';
 import type { Runtime } from './runtime.js';
+import { SerialRun } from './serial-run.js';
 
 const POLL_MS = 1000;
 const BATCH = 200;
@@ -19,9 +20,11 @@ const ENQUEUE_TIMEOUT_MS = 5000;
 
 export class JobOutboxPublisher {
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
   private stopped = false;
+  private readonly running = new SerialRun(
+    () => this.drain().catch((err) => this.rt.log.warn({ err: (err as Error).message }, 'job publisher: retrying')),
+    () => !this.stopped,
+  );
   private unsubscribe: (() => void) | null = null;
 
   constructor(private readonly rt: Runtime) {}
@@ -41,23 +44,7 @@ export class JobOutboxPublisher {
 
   /** Publishes what is recorded; one run at a time, a run asked for meanwhile follows it. */
   publish(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      try {
-        do {
-          this.again = false;
-          await this.drain();
-        } while (this.again && !this.stopped);
-      } catch (err) {
-        this.rt.log.warn({ err: (err as Error).message }, 'job publisher: retrying');
-      } finally {
-        this.running = null;
-      }
-    })();
-    return this.running;
+    return this.running.run();
   }
 
   private async drain(): Promise<void> {
@@ -89,7 +76,7 @@ export class JobOutboxPublisher {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.unsubscribe?.();
-    await this.running;
+    await this.running.current;
   }
 }
 

@@ -1,8 +1,8 @@
 // Commit listeners belong to a runtime (shared/events.ts, CommitListeners): two
 // stacks in one process each hear only their own commits, so neither relay
-// publishes (or deletes) the other's outbox rows against its own database.
+// is woken for (nor its access cache told of) the other's commits.
 import { expect } from 'chai';
-import type { CommittedEvent } from '../../shared/events.js';
+import type { AxidEvent } from '../../shared/events.js';
 import { createChannel, postMessage } from '../support/conversations.js';
 import { separateStack } from '../support/separate-stack.js';
 import { newWorkspace, stack } from '../support/stack.js';
@@ -10,18 +10,18 @@ import { newWorkspace, stack } from '../support/stack.js';
 describe('committed events', () => {
   it('reach the listeners of the runtime that committed them, never another stack in the same process', async () => {
     const other = await separateStack();
-    const heardHere: CommittedEvent[] = [];
-    const heardThere: CommittedEvent[] = [];
+    const heardHere: AxidEvent[] = [];
+    const heardThere: AxidEvent[] = [];
     const stopHere = stack().rt.events.subscribe((events) => heardHere.push(...events));
     const stopThere = other.stack.rt.events.subscribe((events) => heardThere.push(...events));
     try {
       const ws = await newWorkspace();
       const channel = await createChannel(ws.owner);
       const message = await postMessage(ws.owner, channel.id, { content: 'only here' });
-      const mine = (events: CommittedEvent[]) => events.filter((c) => c.event.type === 'message.created' && (c.event.data.message as { id: string }).id === message.id);
+      const mine = (events: AxidEvent[]) => events.filter((e) => e.type === 'message.created' && (e.data.message as { id: string }).id === message.id);
       expect(mine(heardHere)).to.have.length(1);
       expect(mine(heardThere)).to.have.length(0);
-      expect(heardThere.filter((c) => c.event.to.workspace_id === ws.workspaceId)).to.have.length(0);
+      expect(heardThere.filter((e) => e.to.workspace_id === ws.workspaceId)).to.have.length(0);
     } finally {
       stopHere();
       stopThere();

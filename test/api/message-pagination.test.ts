@@ -66,7 +66,7 @@ describe('GET /channels/:id/messages pagination', () => {
       expectOk(await ws.owner.post(`${messagesUrl(c.id)}/${id}/reactions`, { emoji: 'thumbsup' }), 201);
       await postMessage(ws.owner, c.id, { content: 'r', thread_id: id });
     }
-    await stack().relay?.kick();
+    await stack().relay?.drain();
     let page: { reactions: unknown[]; thread: unknown }[] = [];
     const seen = await driverQueries(async () => {
       page = expectOk(await ws.owner.get(`${messagesUrl(c.id)}?limit=50`)).data;

@@ -398,7 +398,7 @@ describe('posting cost', () => {
   it('takes ONE statement (message + outbox) for a top-level post once the key and the access are cached', async () => {
     const { ws, channel } = await setup();
     await postMessage(ws.owner, channel.id, 'warm up');
-    await stack().relay?.kick();
+    await stack().relay?.drain();
     const seen = await driverQueries(() => postMessage(ws.owner, channel.id, 'counted'));
     expect(seen, seen.join('\n')).to.have.length(1);
     expect(seen[0]).to.match(/INSERT INTO messages[\s\S]*INSERT INTO outbox/);

@@ -24,7 +24,7 @@ export interface StreamEvent {
 /** Every event on the run's stream so far (after draining the outbox). */
 export async function streamEvents(): Promise<StreamEvent[]> {
   const s = stack();
-  await s.relay?.kick();
+  await s.relay?.drain();
   const entries = await s.rt.redis.xrange(s.rt.streamKey, '-', '+');
   return entries.map(([, fields]) => JSON.parse(fields[1] as string) as StreamEvent);
 }

@@ -117,7 +117,7 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
     throw err;
   }
   if (outboxId === null) throw badThread();
-  rt.events.committed([{ outboxId, event, json }]);
+  rt.events.committed([event]);
   return message;
 }
 

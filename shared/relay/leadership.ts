@@ -1,0 +1,87 @@
+// Who relays: one process per database at a time. The elected one holds a
+// session advisory lock on a connection of its own; the lock lives as long as
+// that connection, so a relay that dies or loses it lets another process take
+// over at its next campaign. The relay's queries run on that connection too,
+// so relaying never waits for (or delays) request handling in the pool.
+import pg from 'pg';
+import type { Knex } from 'knex';
+
+const RELAY_LOCK_KEY = 0x41584945;
+
+export interface Leadership {
+  /** Whether this process holds the lock now. */
+  readonly held: boolean;
+  /** Tries to take the lock when not held; resolves to whether it is held. */
+  campaign(): Promise<boolean>;
+  /** A query on the leader's connection (`$1`-style parameters). */
+  query<R>(sql: string, params: unknown[]): Promise<R[]>;
+  /** Gives the lock up (closes the connection). */
+  resign(): Promise<void>;
+}
+
+/** Elected by pg_try_advisory_lock on a dedicated connection. */
+export class AdvisoryLockLeadership implements Leadership {
+  private client: pg.Client | null = null;
+  held = false;
+
+  constructor(private readonly databaseUrl: string) {}
+
+  async campaign(): Promise<boolean> {
+    if (this.held) return true;
+    try {
+      if (!this.client) {
+        const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'axid-relay' });
+        // A lost connection is a lost lock: another process may be elected now.
+        client.on('error', () => void this.resign());
+        await client.connect();
+        this.client = client;
+      }
+      const { rows } = await this.client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [RELAY_LOCK_KEY]);
+      this.held = rows[0]?.locked === true;
+    } catch (err) {
+      await this.resign();
+      throw err;
+    }
+    return this.held;
+  }
+
+  async query<R>(sql: string, params: unknown[]): Promise<R[]> {
+    if (!this.held || !this.client) throw new Error('not the elected relay');
+    return (await this.client.query(sql, params)).rows as R[];
+  }
+
+  async resign(): Promise<void> {
+    this.held = false;
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+  }
+}
+
+/**
+ * The embedded database (PGlite) takes one connection and one process: that
+ * process is always the relay, and its queries go through the knex pool.
+ */
+export class SoleLeadership implements Leadership {
+  held = true;
+
+  constructor(private readonly db: Knex) {}
+
+  async campaign(): Promise<boolean> {
+    return true;
+  }
+
+  async query<R>(sql: string, params: unknown[]): Promise<R[]> {
+    // knex binds `?` by position: each `$n` becomes a `?` with its own copy of
+    // parameter n (a statement may use `$1` twice, as the outbox read does).
+    const bindings: unknown[] = [];
+    const knexSql = sql.replace(/\$(\d+)/g, (_, n: string) => {
+      bindings.push(params[Number(n) - 1]);
+      return '?';
+    });
+    const result = (await this.db.raw(knexSql, bindings as never[])) as { rows: R[] };
+    return result.rows;
+  }
+
+  async resign(): Promise<void> {}
+}

@@ -1,0 +1,186 @@
+// Moves committed outbox rows to the Redis event stream, oldest first, so that
+// every consumer sees one order: the stream's. Three parts, each in its file:
+// - leadership.ts: one relay per database is elected (an advisory lock);
+// - outbox-table.ts: the rows to publish, read and deleted in one statement;
+// - event-stream.ts: the XADDs, all or none per batch.
+// The loop here has one path: wake up, read the outbox, publish, and delete
+// what was published with the next read. A row leaves the outbox only after
+// its XADD succeeded, so a Redis outage delays events and loses none.
+// Wake-ups come from commits in this process, from other processes
+// (wakeups.ts), and from a 1 s poll.
+//
+// Delivery is at least once, and a relay avoids publishing a row twice: after
+// it is elected, and after a publish that failed (its MULTI may have been
+// applied all the same), it reads the stream's last entries and drops the
+// rows the stream already has (each entry carries its outbox id).
+import type { Knex } from 'knex';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { Redis } from '../redis.js';
+import { SerialRun } from '../serial-run.js';
+import { redisEventStream, type EventStream } from './event-stream.js';
+import { AdvisoryLockLeadership, SoleLeadership, type Leadership } from './leadership.js';
+import { outboxTable, type OutboxTable } from './outbox-table.js';
+import { RedisWakeups, type Wakeups } from './wakeups.js';
+
+export const RELAY_BATCH = 500;
+/** Stream entries read to find rows already published: more than one batch, with room for typing events between. */
+export const STREAM_CHECK = 4 * RELAY_BATCH;
+const POLL_MS = 1000;
+/** The last batch published is deleted by the next read, or by a read this long after. */
+const DELETE_MS = 100;
+/** How long stop() waits for a drain in flight (it waits on Redis while Redis is away). */
+const STOP_WAIT_MS = 2000;
+
+export interface RelayParts {
+  leadership: Leadership;
+  outbox: OutboxTable;
+  stream: EventStream;
+  wakeups: Wakeups;
+  log: Logger;
+  metrics: Pick<Metrics, 'eventsPublished'>;
+}
+
+export class OutboxRelay {
+  private stopped = false;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private deleteTimer: NodeJS.Timeout | null = null;
+  private drainScheduled = false;
+  private readonly draining = new SerialRun(
+    () => this.drainOnce().catch((err) => this.o.log.warn({ err }, 'outbox relay: retrying')),
+    () => !this.stopped,
+  );
+  /** Published rows not yet deleted. */
+  private published: number[] = [];
+  /** Set after election and after a failed publish: the stream may already have rows the outbox still holds. */
+  private checkStream = true;
+
+  constructor(private readonly o: RelayParts) {}
+
+  /** Starts campaigning and relaying; resolves after the first campaign and drain. */
+  start(): Promise<void> {
+    this.o.wakeups.listen(() => this.drainSoon());
+    return this.tick();
+  }
+
+  /** A commit in this process wrote outbox rows: publish them, or wake the elected relay. */
+  committed(): void {
+    if (this.stopped) return;
+    if (this.o.leadership.held) this.drainSoon();
+    else this.o.wakeups.announce();
+  }
+
+  /** Resolves once everything committed before the call is published (when this relay is elected). */
+  drain(): Promise<void> {
+    return this.draining.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    if (this.deleteTimer) clearTimeout(this.deleteTimer);
+    // Rows not deleted stay for the next relay, which finds them in the
+    // stream: nothing is lost by not waiting for a Redis that does not answer.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      (async () => {
+        await this.draining.current;
+        if (this.o.leadership.held) await this.o.outbox.delete(this.published).catch(() => undefined);
+      })(),
+      new Promise((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    this.o.wakeups.close();
+    await this.o.leadership.resign();
+  }
+
+  /** The wake-ups of one event-loop turn share one drain. */
+  private drainSoon(): void {
+    if (this.drainScheduled || !this.o.leadership.held) return;
+    this.drainScheduled = true;
+    setImmediate(() => {
+      this.drainScheduled = false;
+      void this.drain();
+    });
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      if (!this.o.leadership.held && (await this.o.leadership.campaign())) {
+        this.o.log.debug('outbox relay: elected');
+        this.checkStream = true;
+      }
+      if (this.o.leadership.held) await this.drain();
+    } catch (err) {
+      this.o.log.warn({ err }, 'outbox relay: campaign failed, retrying');
+    }
+    if (!this.stopped) this.pollTimer = setTimeout(() => void this.tick(), this.o.leadership.held ? POLL_MS : POLL_MS * 2);
+  }
+
+  private async drainOnce(): Promise<void> {
+    const { leadership, outbox, stream } = this.o;
+    if (this.stopped || !leadership.held || !stream.ready()) return;
+    if (this.checkStream) {
+      this.published.push(...(await stream.recentOutboxIds(STREAM_CHECK)));
+      this.checkStream = false;
+    }
+    for (;;) {
+      const deleting = this.published;
+      this.published = [];
+      let rows;
+      try {
+        rows = await outbox.next(deleting, RELAY_BATCH);
+      } catch (err) {
+        this.published = deleting.concat(this.published);
+        throw err;
+      }
+      if (rows.length === 0) return;
+      try {
+        await stream.publish(rows);
+      } catch (err) {
+        this.checkStream = true;
+        throw err;
+      }
+      for (const row of rows) this.published.push(row.id);
+      this.o.metrics.eventsPublished.inc(rows.length);
+      if (rows.length < RELAY_BATCH || this.stopped || !leadership.held) return this.deleteSoon();
+    }
+  }
+
+  private deleteSoon(): void {
+    if (this.deleteTimer || this.stopped) return;
+    this.deleteTimer = setTimeout(() => {
+      this.deleteTimer = null;
+      if (this.published.length > 0) void this.drain();
+    }, DELETE_MS);
+  }
+}
+
+export interface RelayOptions {
+  db: Knex;
+  databaseUrl: string;
+  redis: Redis;
+  redisUrl: string;
+  streamKey: string;
+  /** Where access-changing events are published too (events.ts ACCESS_EVENT_TYPES). */
+  accessStreamKey: string;
+  /** The Redis channel writers announce commits on. */
+  wakeChannel: string;
+  /** true for the single-connection embedded database: always elected, queries through the pool. */
+  sole: boolean;
+  log: Logger;
+  metrics: Metrics;
+}
+
+export function createOutboxRelay(o: RelayOptions): OutboxRelay {
+  const leadership = o.sole ? new SoleLeadership(o.db) : new AdvisoryLockLeadership(o.databaseUrl);
+  return new OutboxRelay({
+    leadership,
+    outbox: outboxTable((sql, params) => leadership.query(sql, params)),
+    stream: redisEventStream(o.redis, o.streamKey, o.accessStreamKey),
+    wakeups: new RedisWakeups(o.redis, o.redisUrl, o.wakeChannel, o.log),
+    log: o.log,
+    metrics: o.metrics,
+  });
+}
