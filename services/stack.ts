@@ -12,7 +12,8 @@ import { resolveDependencies, type Dependencies, type Probes } from '../shared/e
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetrics } from '../shared/metrics.js';
 import { createOutboxRelay, type OutboxRelay } from '../shared/relay/outbox-relay.js';
-import { JobOutboxPublisher } from '../shared/job-outbox.js';
+import type { JobOutboxPublisher } from '../shared/job-outbox.js';
+import { JobWakeups } from '../shared/job-wakeups.js';
 import { AccessCache } from '../shared/access-cache.js';
 import { CommitListeners } from '../shared/events.js';
 import { StreamReader } from '../shared/stream-reader.js';
@@ -47,7 +48,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   // Only the roles that touch files need the bucket (the gateway never does).
   if (writes) await ensureBucket(rt.s3, config.s3.bucket);
 
-  const events = startEventFlow(rt, deps, { writes, readsEvents, fanOut: roles.has('gateway') });
+  const events = await startEventFlow(rt, deps, { writes, readsEvents, fanOut: roles.has('gateway') });
   await events.reader?.ready();
 
   const gateway = roles.has('gateway')
@@ -114,6 +115,7 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
     // key in the database once it is registered).
     access: new AccessCache(readsEvents),
     events: new CommitListeners(),
+    jobs: new JobWakeups(),
     // Time-boxed: a dependency that does not answer makes /readyz answer 503
     // within READY_TIMEOUT_MS instead of hanging with it.
     async ready() {
@@ -150,7 +152,7 @@ async function migrate(rt: Runtime, deps: Dependencies) {
  * shared by the gateway (fan-out) and the access cache; without the gateway the
  * process reads only the access stream.
  */
-function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: boolean; readsEvents: boolean; fanOut: boolean }) {
+async function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: boolean; readsEvents: boolean; fanOut: boolean }) {
   const streams = keys(rt.config.redisKeyPrefix);
   const relay = o.writes
     ? createOutboxRelay({
@@ -167,7 +169,8 @@ function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: boolean; r
       })
     : null;
   void relay?.start();
-  const jobs = o.writes ? new JobOutboxPublisher(rt) : null;
+  // Imported only where jobs are written: it loads BullMQ.
+  const jobs = o.writes ? new (await import('../shared/job-outbox.js')).JobOutboxPublisher(rt) : null;
   jobs?.start();
 
   const readerStream = o.fanOut ? rt.streamKey : streams.accessEvents;

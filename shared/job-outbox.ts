@@ -9,7 +9,7 @@
 // picks up other processes' rows and whatever waited while Redis was away.
 // Kept apart from the event relay (relay/outbox-relay.ts): events need one order
 // and one elected relay, jobs neither.
-import { enqueueRecorded, onJobsRecorded, type JobName, type JobPayloads } from './jobs.js';
+import { enqueueRecorded, type JobName, type JobPayloads } from './jobs.js';
 import type { Runtime } from './runtime.js';
 import { SerialRun } from './serial-run.js';
 
@@ -30,7 +30,7 @@ export class JobOutboxPublisher {
   constructor(private readonly rt: Runtime) {}
 
   start(): void {
-    this.unsubscribe = onJobsRecorded(() => void this.publish());
+    this.unsubscribe = this.rt.jobs.subscribe(() => void this.publish());
     this.poll();
   }
 

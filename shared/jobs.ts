@@ -7,6 +7,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { Db, Knex } from './db/knex.js';
 import { keys } from './redis.js';
 import type { Runtime } from './runtime.js';
+import type { JobWakeups } from './job-wakeups.js';
 
 export interface JobPayloads {
   /** Hash, sniff the type, read image dimensions and thumbnail an upload. */
@@ -72,28 +73,15 @@ export async function enqueueRecorded(rt: Runtime, jobs: { name: JobName; payloa
   );
 }
 
-const recordedListeners = new Set<() => void>();
-
-/** Runs listener after each commit (in this process) that recorded jobs; returns the unsubscribe function. */
-export function onJobsRecorded(listener: () => void): () => void {
-  recordedListeners.add(listener);
-  return () => recordedListeners.delete(listener);
-}
-
 /**
- * Records a job in the caller's transaction (the job outbox); the job
- * publisher enqueues it once committed, at once when it runs in this process.
+ * Records a job in the caller's transaction (the job outbox); the runtime's
+ * job publisher enqueues it once committed.
  */
-export async function recordJob<N extends JobName>(trx: Db, name: N, payload: JobPayloads[N]): Promise<void> {
+export async function recordJob<N extends JobName>(rt: { jobs: JobWakeups }, trx: Db, name: N, payload: JobPayloads[N]): Promise<void> {
   await trx('job_outbox').insert({ name, payload: JSON.stringify(payload) });
   const t = trx as Knex.Transaction;
-  if (t.isTransaction && t.executionPromise) void t.executionPromise.then(jobsRecorded, () => undefined);
-  else jobsRecorded(); // autocommit: the insert was the commit
-}
-
-/** Wakes this process's job publisher; call it after a statement that wrote job_outbox rows outside recordJob. */
-export function jobsRecorded(): void {
-  for (const listener of recordedListeners) listener();
+  if (t.isTransaction && t.executionPromise) void t.executionPromise.then(() => rt.jobs.recorded(), () => undefined);
+  else rt.jobs.recorded(); // autocommit: the insert was the commit
 }
 
 /** Jobs by state, for the queue-depth gauge. */

@@ -3,6 +3,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { AccessCache } from './access-cache.js';
 import type { Config } from './config.js';
 import type { CommitListeners } from './events.js';
+import type { JobWakeups } from './job-wakeups.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { Redis } from './redis.js';
@@ -21,6 +22,8 @@ export interface Runtime {
   access: AccessCache;
   /** Listeners for the events this runtime commits (services/stack.ts: the relay and the access cache). */
   events: CommitListeners;
+  /** Wakes the job publisher after commits that recorded jobs (shared/job-outbox.ts). */
+  jobs: JobWakeups;
   /** Resolves true when Postgres and Redis answer. */
   ready(): Promise<boolean>;
 }

@@ -5,7 +5,6 @@
 // one waits there already. Handlers are idempotent and job ids come from the
 // payload, so a job still queued or running is not doubled: enqueueing an id
 // the queue holds is a no-op.
-import { jobsRecorded } from '../../shared/jobs.js';
 import type { Runtime } from '../../shared/runtime.js';
 
 /** At most this many jobs recorded per pass (the rest follow on the next). */
@@ -29,7 +28,7 @@ export async function reconcileJobs(rt: Runtime): Promise<number> {
   );
   if (rows.length > 0) {
     rt.log.info({ jobs: rows.length }, 'reconcile: recorded jobs again for unfinished work');
-    jobsRecorded();
+    rt.jobs.recorded();
   }
   return rows.length;
 }

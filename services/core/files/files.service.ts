@@ -39,7 +39,7 @@ export async function uploadFile(rt: Runtime, actor: Actor, req: IncomingMessage
       content_type: received.claimedType,
       storage_key: key,
     });
-    await recordJob(trx, 'file.postprocess', { fileId: id });
+    await recordJob(rt, trx, 'file.postprocess', { fileId: id });
     return inserted;
   });
   return presentFile(row);

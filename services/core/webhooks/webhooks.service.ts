@@ -133,7 +133,7 @@ export async function postCompat(rt: Runtime, webhookId: string, body: unknown):
         ? undefined
         : async (trx, message) => {
             await store.insertPendingRender(trx, message.id, post.text, post.attachments);
-            await recordJob(trx, 'webhook.render', { messageId: message.id });
+            await recordJob(rt, trx, 'webhook.render', { messageId: message.id });
           },
   });
 }
