@@ -8,7 +8,7 @@ import type { AppContext, AppState } from '../shared/http/context.js';
 import { corsMiddleware } from '../shared/http/cors.js';
 import { renderErrors } from '../shared/http/errors.js';
 import { opsRoutes } from '../shared/http/ops.js';
-import { rateLimit } from '../shared/http/rate-limit.js';
+import { rateLimit, type HookCheck } from '../shared/http/rate-limit.js';
 import { requestContext } from '../shared/http/request-context.js';
 import type { Runtime } from '../shared/runtime.js';
 
@@ -20,6 +20,8 @@ export interface HttpRoles {
   api?: Router<AppState>;
   /** The web app's files and client routes, after the API's (services/api/web-app.ts). */
   web?: (ctx: AppContext, next: Next) => Promise<void>;
+  /** Whether a hook takes posts, for the rate limit's key (the API role's hooks). */
+  hookTakesPosts?: HookCheck;
 }
 
 export function createApp(rt: Runtime, roles: HttpRoles) {
@@ -30,7 +32,7 @@ export function createApp(rt: Runtime, roles: HttpRoles) {
   if (rt.config.corsOrigins.length > 0) app.use(corsMiddleware(rt.config.corsOrigins));
   app.use(renderErrors);
   app.use(opsRoutes);
-  app.use(rateLimit(rt));
+  app.use(rateLimit(rt, roles.hookTakesPosts));
   if (roles.gateway) app.use(roles.gateway.middleware);
   if (roles.api) app.use(roles.api.routes());
   if (roles.web) app.use(roles.web);

@@ -59,7 +59,8 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   // The web app (services/web/dist) is served by the API role.
   const web = roles.has('api') ? (await import('./api/web-app.js')).webApp() : undefined;
 
-  const app = createApp(rt, { gateway: gateway ?? undefined, api, web });
+  const hookTakesPosts = roles.has('api') ? (await import('./core/webhooks/webhooks.service.js')).hookTakesPosts : undefined;
+  const app = createApp(rt, { gateway: gateway ?? undefined, api, web, hookTakesPosts });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));

@@ -11,9 +11,10 @@
 // memory (the insurance limiter) instead of waiting in ioredis's offline queue.
 //
 // Who a request counts against: its API key once the key is verified, the
-// webhook it posts to, or else the client address. A Bearer token that is not
-// a valid key counts against the address, so rotating made-up tokens neither
-// escapes the limit nor leaves a Redis key per token.
+// webhook it posts to if that hook takes posts, or else the client address. A
+// Bearer token that is not a valid key, or a hook id that names no hook,
+// counts against the address, so rotating made-up tokens or hook ids neither
+// escapes the limit nor leaves a Redis key each.
 import type { Next } from 'koa';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { authenticate, bearerToken } from '../auth.js';
@@ -67,7 +68,10 @@ export async function consume(limiter: RateLimiterRedis, key: string): Promise<V
  * context for the route, and a refusal is kept too and thrown by the route
  * that needs a key (a public route ignores a stray Authorization header).
  */
-export async function rateLimitKey(ctx: AppContext): Promise<string> {
+/** Whether a webhook id names a hook that takes posts (the API role's; services/core/webhooks). */
+export type HookCheck = (rt: Runtime, webhookId: string) => Promise<boolean>;
+
+export async function rateLimitKey(ctx: AppContext, hookTakesPosts?: HookCheck): Promise<string> {
   const token = bearerToken(ctx.get('authorization'));
   if (token) {
     const { rt } = ctx.state;
@@ -80,17 +84,17 @@ export async function rateLimitKey(ctx: AppContext): Promise<string> {
     }
   }
   const hook = /^\/hooks\/(?:compat\/)?([^/]+)/.exec(ctx.path);
-  if (hook && !ctx.state.authFailure) return `hook:${hook[1]}`;
+  if (hook && !ctx.state.authFailure && hookTakesPosts && (await hookTakesPosts(ctx.state.rt, hook[1]!))) return `hook:${hook[1]}`;
   return `ip:${ctx.ip}`;
 }
 
 /** The middleware: counts every request but the ops endpoints (mounted before it). */
-export function rateLimit(rt: Runtime) {
+export function rateLimit(rt: Runtime, hookTakesPosts?: HookCheck) {
   const { points, duration } = rt.config.rateLimit;
   const limiter = createLimiter({ redis: rt.redis, keyPrefix: keys(rt.config.redisKeyPrefix).rateLimit, points, duration });
 
   return async function rateLimitMiddleware(ctx: AppContext, next: Next): Promise<void> {
-    const verdict = await consume(limiter, await rateLimitKey(ctx));
+    const verdict = await consume(limiter, await rateLimitKey(ctx, hookTakesPosts));
     const headers = {
       'X-RateLimit-Limit': String(points),
       'X-RateLimit-Remaining': String(verdict.remaining),

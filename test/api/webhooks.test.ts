@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +9,7 @@ import { expect } from 'chai';
 import { startStack, type Stack } from '../../services/stack.js';
 import { handlers } from '../../services/core/jobs.js';
 import { createLogger } from '../../shared/logger.js';
+import { keys } from '../../shared/redis.js';
 import { Client } from '../support/client.js';
 import { expectError, expectOk } from '../support/expect.js';
 import { waitFor } from '../support/files.js';
@@ -460,5 +462,13 @@ describe('webhook rate limits', function () {
     expectError(await hooks(s).post(`/hooks/compat/${hook.id}`, { text: 'x' }), 429, 'rate_limited');
     expect(await s.rt.db('messages').where({ webhook_id: hook.id })).to.have.length(5);
     expect((await hooks(s).post(`/hooks/${quiet.id}`, { content: 'still fine' })).status).to.equal(201);
+  });
+
+  it('counts posts to made-up hook ids against the client address, with no Redis key per id', async () => {
+    const statuses = [];
+    for (let i = 0; i < 7; i++) statuses.push((await hooks(s).post(`/hooks/${randomUUID()}`, { content: 'probe' })).status);
+    expect(statuses).to.deep.equal([404, 404, 404, 404, 404, 429, 429]);
+    const rateKeys = await s.rt.redis.keys(`${keys(s.rt.config.redisKeyPrefix).rateLimit}*`);
+    expect(rateKeys.filter((k) => k.includes('hook:'))).to.have.length(2); // the two real hooks above
   });
 });

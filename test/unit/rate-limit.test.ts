@@ -58,13 +58,22 @@ describe('rate limiter', () => {
       expect(await rateLimitKey(ctx('/api/v1/channels'))).to.equal('ip:10.0.0.7');
     });
 
-    it('counts a webhook post against its hook, both addresses', async () => {
-      expect(await rateLimitKey(ctx('/hooks/abc123'))).to.equal('hook:abc123');
-      expect(await rateLimitKey(ctx('/hooks/compat/abc123'))).to.equal('hook:abc123');
+    const takesPosts = async (_rt: unknown, id: string) => id === 'abc123';
+
+    it('counts a post to a hook that takes posts against the hook, both addresses', async () => {
+      expect(await rateLimitKey(ctx('/hooks/abc123'), takesPosts)).to.equal('hook:abc123');
+      expect(await rateLimitKey(ctx('/hooks/compat/abc123'), takesPosts)).to.equal('hook:abc123');
+    });
+
+    it('counts a post to a made-up hook id against the address', async () => {
+      expect(await rateLimitKey(ctx('/hooks/made-up'), takesPosts)).to.equal('ip:10.0.0.7');
+      expect(await rateLimitKey(ctx('/hooks/compat/made-up'), takesPosts)).to.equal('ip:10.0.0.7');
+      // a process without the API role has no hooks
+      expect(await rateLimitKey(ctx('/hooks/abc123'))).to.equal('ip:10.0.0.7');
     });
 
     it('counts a hook post with a refused token against the address', async () => {
-      expect(await rateLimitKey(ctx('/hooks/abc123', { authFailure: new Error('401') }))).to.equal('ip:10.0.0.7');
+      expect(await rateLimitKey(ctx('/hooks/abc123', { authFailure: new Error('401') }), takesPosts)).to.equal('ip:10.0.0.7');
     });
   });
 

@@ -58,15 +58,28 @@ export async function deleteWebhook(rt: Runtime, actor: Actor, webhookId: string
 
 const channelGone = () => new AppError('channel_not_found', "this webhook's channel no longer exists");
 
-/** The hook a post goes to, and its channel; both must still exist. Cached (dropped by webhook.deleted). */
-async function postingHook(rt: Runtime, webhookId: string): Promise<WebhookRow> {
-  const cached = rt.access.getHook<WebhookRow>(webhookId);
+/** A hook that takes posts (its author active), cached (dropped by webhook.deleted); undefined when there is none. */
+async function findPostingHook(rt: Runtime, webhookId: string): Promise<(WebhookRow & { channel_exists: boolean }) | undefined> {
+  const cached = rt.access.getHook<WebhookRow & { channel_exists: boolean }>(webhookId);
   if (cached) return cached;
   const mark = rt.access.mark();
   const hook = await store.findPostingHook(rt.db, webhookId);
+  if (hook?.channel_exists) rt.access.setHook(mark, webhookId, hook);
+  return hook;
+}
+
+/**
+ * Whether a hook takes posts: the rate limit counts a post against its hook
+ * only then, and against the client address otherwise, so made-up hook ids
+ * neither escape the limit nor leave a Redis key each (shared/http/rate-limit.ts).
+ */
+export const hookTakesPosts = async (rt: Runtime, webhookId: string) => (await findPostingHook(rt, webhookId))?.channel_exists === true;
+
+/** The hook a post goes to, and its channel; both must still exist. */
+async function postingHook(rt: Runtime, webhookId: string): Promise<WebhookRow> {
+  const hook = await findPostingHook(rt, webhookId);
   if (!hook) throw notFound('Webhook');
   if (!hook.channel_exists) throw channelGone();
-  rt.access.setHook(mark, webhookId, hook);
   return hook;
 }
 
