@@ -7,6 +7,8 @@ import pg from 'pg';
 import type { Knex } from 'knex';
 
 const RELAY_LOCK_KEY = 0x41584945;
+/** A campaign against a database that does not answer gives up after this long (and retries at the next poll). */
+const CONNECT_TIMEOUT_MS = 5000;
 
 export interface Leadership {
   /** Whether this process holds the lock now. */
@@ -15,31 +17,33 @@ export interface Leadership {
   campaign(): Promise<boolean>;
   /** A query on the leader's connection (`$1`-style parameters). */
   query<R>(sql: string, params: unknown[]): Promise<R[]>;
-  /** Gives the lock up (closes the connection). */
-  resign(): Promise<void>;
+  /** Gives the lock up for good (closes the connection); campaigns after it elect nothing. */
+  close(): Promise<void>;
 }
 
 /** Elected by pg_try_advisory_lock on a dedicated connection. */
 export class AdvisoryLockLeadership implements Leadership {
   private client: pg.Client | null = null;
+  private closed = false;
   held = false;
 
   constructor(private readonly databaseUrl: string) {}
 
   async campaign(): Promise<boolean> {
-    if (this.held) return true;
+    if (this.held || this.closed) return this.held;
     try {
       if (!this.client) {
-        const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'axid-relay' });
+        const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'axid-relay', connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
         // A lost connection is a lost lock: another process may be elected now.
-        client.on('error', () => void this.resign());
-        await client.connect();
+        client.on('error', () => void this.lose());
         this.client = client;
+        await client.connect();
       }
       const { rows } = await this.client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [RELAY_LOCK_KEY]);
-      this.held = rows[0]?.locked === true;
+      // Closed meanwhile: the connection is ending, and the lock with it.
+      this.held = rows[0]?.locked === true && !this.closed;
     } catch (err) {
-      await this.resign();
+      await this.lose();
       throw err;
     }
     return this.held;
@@ -50,7 +54,12 @@ export class AdvisoryLockLeadership implements Leadership {
     return (await this.client.query(sql, params)).rows as R[];
   }
 
-  async resign(): Promise<void> {
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.lose();
+  }
+
+  private async lose(): Promise<void> {
     this.held = false;
     const client = this.client;
     this.client = null;
@@ -68,7 +77,7 @@ export class SoleLeadership implements Leadership {
   constructor(private readonly db: Knex) {}
 
   async campaign(): Promise<boolean> {
-    return true;
+    return this.held;
   }
 
   async query<R>(sql: string, params: unknown[]): Promise<R[]> {
@@ -83,5 +92,7 @@ export class SoleLeadership implements Leadership {
     return result.rows;
   }
 
-  async resign(): Promise<void> {}
+  async close(): Promise<void> {
+    this.held = false;
+  }
 }

@@ -91,7 +91,7 @@ export class OutboxRelay {
     ]);
     clearTimeout(timer);
     this.o.wakeups.close();
-    await this.o.leadership.resign();
+    await this.o.leadership.close();
   }
 
   /** The wake-ups of one event-loop turn share one drain. */

@@ -72,17 +72,17 @@ class MemoryStream implements EventStream {
 class FakeLeadership implements Leadership {
   held = false;
   canWin = true;
-  resigned = false;
+  closed = false;
   async campaign() {
-    if (this.canWin) this.held = true;
+    if (this.canWin && !this.closed) this.held = true;
     return this.held;
   }
   async query<R>(): Promise<R[]> {
     throw new Error('not used: the outbox is in memory');
   }
-  async resign() {
+  async close() {
     this.held = false;
-    this.resigned = true;
+    this.closed = true;
   }
 }
 
@@ -234,14 +234,14 @@ describe('OutboxRelay', () => {
     expect(r.stream.entries).to.have.length(1);
   });
 
-  it('on stop deletes what it published, resigns and stops listening', async () => {
+  it('on stop deletes what it published, gives up the lock and stops listening', async () => {
     const r = relayWith();
     r.outbox.commit(2);
     await r.relay.start();
     expect(r.outbox.rows).to.have.length(2);
     await r.relay.stop();
     expect(r.outbox.rows).to.deep.equal([]);
-    expect(r.leadership.resigned).to.equal(true);
+    expect(r.leadership.closed).to.equal(true);
     expect(r.wakeups.closed).to.equal(true);
     r.outbox.commit(1);
     r.relay.committed();
