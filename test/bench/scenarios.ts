@@ -501,7 +501,8 @@ interface FanoutRound extends Delivery, Opened {
  * after allocation has been quiet for a while (its memory reducer), in steps 8 to 15 s apart
  * over some 20 s for the gateway (at 10,000 streams: 13.4 KB per stream 7 s
  * after opening, 11.7 at 12 s, 8.6 at 22 s; the floor 10.1 → 9.7, nginx 10.0
- * throughout). Polled each second until no drop above 1% for settleSeconds.
+ * throughout); later runs saw a step more than 16 s after the one before
+ * (settings.ts). Polled each second until no drop above 1% for settleSeconds.
  */
 async function settledRssKb(pid: number): Promise<{ kb: number; seconds: number }> {
   const started = Date.now();
