@@ -55,7 +55,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
     ? (await import('./gateway/gateway.js')).createGateway(rt, { databaseUrl: deps.databaseUrl, redisUrl: deps.redisUrl, reader: events.reader! })
     : null;
   const worker = roles.has('worker') ? await (await import('./worker/worker.js')).startWorker(rt, { redisUrl: deps.redisUrl }) : null;
-  const api = roles.has('api') ? (await import('./api/routes.js')).apiRoutes().router : undefined;
+  const api = roles.has('api') ? (await import('./api/routes.js')).apiRoutes(config.featureLevel).router : undefined;
   // The web app (services/web/dist) is served by the API role.
   const web = roles.has('api') ? (await import('./api/web-app.js')).webApp() : undefined;
 

@@ -2,6 +2,7 @@
 // read here, validated at once, and every bad value is reported together. The
 // `Config` type is what the schema outputs, so it is written once.
 import { z } from 'zod';
+import { DEFAULT_FEATURE_LEVEL, type FeatureLevel } from './feature-level.js';
 
 const ROLE_NAMES = ['api', 'gateway', 'worker'] as const;
 export type Role = (typeof ROLE_NAMES)[number];
@@ -97,6 +98,12 @@ const EnvSchema = z.object({
   // auto (npm start): the embedded stand-ins of shared/embedded.ts take over
   // when nothing answers; off (image, compose, k8s): a missing store stops the start.
   EMBEDDED: z.enum(['auto', 'off']).default('auto'),
+  // 2: the documented interface, byte for byte; 3: the capabilities of
+  // docs/feature-levels.md (shared/feature-level.ts).
+  FEATURE_LEVEL: z
+    .enum(['2', '3'])
+    .default(String(DEFAULT_FEATURE_LEVEL) as '2')
+    .transform((v) => Number(v) as FeatureLevel),
 });
 
 // A real S3 store is never spoken to with the embedded server's credentials.
@@ -148,6 +155,8 @@ const ConfigSchema = EnvWithCredentials.transform((e) => ({
   logLevel: e.LOG_LEVEL,
   /** Whether shared/embedded.ts may start PGlite, redis-server and the S3 server when nothing answers. */
   embedded: e.EMBEDDED,
+  /** 2 or 3: what the service offers (shared/feature-level.ts). */
+  featureLevel: e.FEATURE_LEVEL,
 }));
 
 export type Config = z.output<typeof ConfigSchema>;

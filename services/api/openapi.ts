@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ERROR_STATUS, type ErrorCode } from '../../shared/errors.js';
 import { namedSchemas, schemaName } from '../../shared/http/responses.js';
 import { RouteTable, type RouteSpec } from '../../shared/http/route.js';
-import { FEATURE_LEVEL } from '../../shared/http/request-context.js';
+import { DEFAULT_FEATURE_LEVEL, type FeatureLevel } from '../../shared/feature-level.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -191,7 +191,9 @@ function responseSchemas(specs: RouteSpec[]) {
 }
 
 /** The document, built from the route tables alone (no server, no config): the same bytes every time. */
+/** The document of the routes in `tables`, which hold the routes of one feature level. */
 export function buildOpenApi(tables: RouteTable[]) {
+  const level = tables[0]?.level ?? DEFAULT_FEATURE_LEVEL;
   const specs = tables.flatMap((table) => table.specs);
   const { bodies, components } = responseSchemas(specs);
   const errors = new Map<string, JsonSchema>();
@@ -219,7 +221,7 @@ export function buildOpenApi(tables: RouteTable[]) {
     openapi: '3.1.0',
     info: {
       title: 'Axid API',
-      version: `feature-level-${FEATURE_LEVEL}`,
+      version: `feature-level-${level}`,
       description: 'Workspace chat for people and AI agents. Every response carries `X-Service-Feature-Level`.',
     },
     // Relative: the page at /docs and generated clients call the host that served the document.
@@ -229,7 +231,7 @@ export function buildOpenApi(tables: RouteTable[]) {
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An Axid API key' } },
       headers: {
-        FeatureLevel: { schema: { type: 'integer' }, description: `Monotonically increasing feature level (currently ${FEATURE_LEVEL})` },
+        FeatureLevel: { schema: { type: 'integer' }, description: `Monotonically increasing feature level (currently ${level})` },
         RateLimitLimit: { schema: { type: 'integer' }, description: 'Requests allowed per window' },
         RateLimitRemaining: { schema: { type: 'integer' }, description: 'Requests left in the current window' },
         RateLimitReset: { schema: { type: 'integer' }, description: 'Unix time (seconds) when the window resets' },
@@ -263,8 +265,8 @@ const DOCS_PAGE = `<!doctype html>
 const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/api/v1/openapi.json', dom_id: '#ui', validatorUrl: null, deepLinking: true });`;
 
 /** `/api/v1/openapi.json` and the `/docs` reference page, served from npm packages. */
-export function docsRoutes(tables: RouteTable[], router: RouteTable['router']): RouteTable {
-  const docs = new RouteTable('', router);
+export function docsRoutes(tables: RouteTable[], router: RouteTable['router'], level: FeatureLevel): RouteTable {
+  const docs = new RouteTable('', router, level);
   let cached: ReturnType<typeof buildOpenApi> | null = null;
   const assets = new Map<string, Buffer>();
   docs

@@ -1,6 +1,7 @@
 // Every API route, in one place: a reader finds each resource's module here.
 import Router from '@koa/router';
 import type { AppState } from '../../shared/http/context.js';
+import { DEFAULT_FEATURE_LEVEL, type FeatureLevel } from '../../shared/feature-level.js';
 import { RouteTable } from '../../shared/http/route.js';
 import { docsRoutes } from './openapi.js';
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
@@ -13,10 +14,14 @@ import { userRoutes } from './modules/users/users.routes.js';
 import { hookRoutes, webhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 
-/** Every API route in one router (one path match per request), and the tables that declare them. */
-export function apiRoutes(): { router: Router<AppState>; tables: RouteTable[] } {
+/**
+ * Every API route of a feature level in one router (one path match per
+ * request), and the tables that declare them (which the OpenAPI document is
+ * built from).
+ */
+export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router: Router<AppState>; tables: RouteTable[] } {
   const router = new Router<AppState>();
-  const v1 = new RouteTable('/api/v1', router);
+  const v1 = new RouteTable('/api/v1', router, level);
   workspaceRoutes(v1);
   userRoutes(v1);
   apiKeyRoutes(v1);
@@ -26,8 +31,8 @@ export function apiRoutes(): { router: Router<AppState>; tables: RouteTable[] } 
   interactionRoutes(v1);
   fileRoutes(v1);
   webhookRoutes(v1);
-  const hooks = new RouteTable('', router);
+  const hooks = new RouteTable('', router, level);
   hookRoutes(hooks);
   const tables = [v1, hooks];
-  return { router, tables: [...tables, docsRoutes(tables, router)] };
+  return { router, tables: [...tables, docsRoutes(tables, router, level)] };
 }

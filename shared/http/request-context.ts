@@ -3,18 +3,17 @@ import type { Next } from 'koa';
 import type { Runtime } from '../runtime.js';
 import type { AppContext } from './context.js';
 
-export const FEATURE_LEVEL = '2';
-
 /** Outermost middleware: request id, the feature-level header, access log and metrics. */
 export function requestContext(rt: Runtime) {
   // Decided once: building the log line costs something on every request.
   const accessLog = rt.log.isLevelEnabled('debug');
+  const featureLevel = String(rt.config.featureLevel);
   return async function requestContextMiddleware(ctx: AppContext, next: Next): Promise<void> {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');
     ctx.state.rt = rt;
     ctx.state.requestId = /^[A-Za-z0-9_-]{8,64}$/.test(incoming) ? incoming : randomUUID();
-    ctx.set('X-Service-Feature-Level', FEATURE_LEVEL);
+    ctx.set('X-Service-Feature-Level', featureLevel);
     ctx.set('X-Request-Id', ctx.state.requestId);
     try {
       await next();

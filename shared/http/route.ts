@@ -6,6 +6,7 @@ import type { Next } from 'koa';
 import { z } from 'zod';
 import { authenticate, bearerToken, type Actor } from '../auth.js';
 import { AppError, type ErrorCode } from '../errors.js';
+import { DEFAULT_FEATURE_LEVEL, existsAt, type FeatureLevel, type LevelSpan } from '../feature-level.js';
 import type { Runtime } from '../runtime.js';
 import type { AppContext, AppState } from './context.js';
 import { JsonText } from './envelope.js';
@@ -19,7 +20,7 @@ export interface RouteSpec<
   Q extends z.ZodType = z.ZodType,
   B extends z.ZodType = z.ZodType,
   R extends z.ZodType | undefined = z.ZodType | undefined,
-> {
+> extends LevelSpan {
   method: Method;
   /** OpenAPI-style path relative to the table's prefix: `/channels/{channel_id}`. */
   path: string;
@@ -55,6 +56,9 @@ export interface RouteSpec<
   form?: boolean;
   /** Handles its own body (multipart uploads): no body parser runs. */
   rawBody?: boolean;
+  // `since` / `until` (LevelSpan): the feature levels the route exists at. A
+  // route outside the table's level is neither served (its path answers 404
+  // `not_found`, like any unknown path) nor documented.
 }
 
 export interface RouteRequest<P, Q, B> {
@@ -92,12 +96,15 @@ export class RouteTable {
   constructor(
     readonly prefix: string,
     readonly router: Router<AppState>,
+    /** The process's feature level: routes declared for other levels are left out. */
+    readonly level: FeatureLevel = DEFAULT_FEATURE_LEVEL,
   ) {}
 
   add<P extends z.ZodType = z.ZodObject<{}>, Q extends z.ZodType = z.ZodObject<{}>, B extends z.ZodType = z.ZodUnknown, R extends z.ZodType | undefined = undefined>(
     spec: RouteSpec<P, Q, B, R>,
     handler: Handler<z.infer<P>, z.infer<Q>, z.infer<B>, R>,
   ): this {
+    if (!existsAt(spec, this.level)) return this;
     this.specs.push(spec as unknown as RouteSpec);
     const koaPath = this.prefix + spec.path.replace(/\{(\w+)\}/g, ':$1');
     const pattern = this.prefix + spec.path;

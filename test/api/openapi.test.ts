@@ -149,7 +149,7 @@ describe('OpenAPI document', () => {
 
 describe('the response check (run by the root hooks at the end of every run)', () => {
   const created = { id: 'u1', name: 'n', display_name: null, avatar_url: null, role: 'member', is_agent: false, created_at: '2026-01-01T00:00:00.000Z' };
-  const me = (status: number, body: unknown) => ({ method: 'GET', path: '/api/v1/users/me', status, contentType: 'application/json; charset=utf-8', body });
+  const me = (status: number, body: unknown) => ({ method: 'GET', path: '/api/v1/users/me', status, contentType: 'application/json; charset=utf-8', body, level: 2 });
 
   it('accepts a body that matches its schema', () => {
     expect(checkResponses([me(200, { data: created })])).to.deep.equal({ checked: 1, problems: [] });
@@ -161,7 +161,7 @@ describe('the response check (run by the root hooks at the end of every run)', (
       me(401, { error: { code: 'not_found', message: 'x' } }),
       me(200, { data: { ...created, extra: 1 } }),
       me(200, { data: { ...created, role: undefined } }),
-      { method: 'GET', path: '/docs', status: 200, contentType: 'application/json', body: {} },
+      { method: 'GET', path: '/docs', status: 200, contentType: 'application/json', body: {}, level: 2 },
     ]);
     expect(problems).to.have.length(5);
     expect(problems[0]).to.equal('GET /api/v1/users/me → 409 is not listed');

@@ -6,7 +6,12 @@ export interface Response {
   body: any;
   text: string;
   headers: Headers;
+  /** The feature level of the server asked (test/support/stack.ts `levelOf`), which the header must say. */
+  expectedLevel?: string;
 }
+
+/** Base URLs of stacks running at another feature level than the default 2 (test/support/stack.ts registers them). */
+export const serverLevels = new Map<string, string>();
 
 /** Every response the suite receives, checked against the OpenAPI document at the end of the run. */
 export interface RecordedResponse {
@@ -15,6 +20,8 @@ export interface RecordedResponse {
   status: number;
   contentType: string;
   body: unknown;
+  /** The server's X-Service-Feature-Level: the document of that level describes the response. */
+  level: number;
 }
 export const recordedResponses: RecordedResponse[] = [];
 
@@ -45,9 +52,9 @@ export class Client {
     let parsed: unknown = undefined;
     if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
     if (text.length < 100_000) {
-      recordedResponses.push({ method, path: path.split('?')[0]!, status: res.status, contentType: res.headers.get('content-type') ?? '', body: parsed });
+      recordedResponses.push({ method, path: path.split('?')[0]!, status: res.status, contentType: res.headers.get('content-type') ?? '', body: parsed, level: Number(res.headers.get('x-service-feature-level') ?? 2) });
     }
-    return { status: res.status, body: parsed, text, headers: res.headers };
+    return { status: res.status, body: parsed, text, headers: res.headers, expectedLevel: serverLevels.get(this.baseUrl) ?? '2' };
   }
 
   get = (path: string, headers?: Record<string, string>) => this.request('GET', path, undefined, headers);

@@ -6,14 +6,35 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { buildOpenApi } from '../../services/api/openapi.js';
 import { apiRoutes } from '../../services/api/routes.js';
+import type { FeatureLevel } from '../../shared/feature-level.js';
 import type { RecordedResponse } from './client.js';
 
 type Response = { $ref?: string; content?: Record<string, { schema: object }>; 'x-error-codes'?: string[] };
 type Operation = { responses: Record<string, Response> };
 
-/** Problems found, one line each (at most one per operation, status and kind of mismatch); empty when all match. */
+/**
+ * Problems found, one line each (at most one per operation, status and kind of
+ * mismatch); empty when all match. Each response is checked against the
+ * document of the feature level that answered it.
+ */
 export function checkResponses(recorded: RecordedResponse[]): { checked: number; problems: string[] } {
-  const doc = buildOpenApi(apiRoutes().tables) as unknown as {
+  const byLevel = new Map<number, RecordedResponse[]>();
+  for (const r of recorded) {
+    if (!byLevel.has(r.level)) byLevel.set(r.level, []);
+    byLevel.get(r.level)!.push(r);
+  }
+  let checked = 0;
+  const problems: string[] = [];
+  for (const [level, responses] of byLevel) {
+    const result = checkLevel(level as FeatureLevel, responses);
+    checked += result.checked;
+    problems.push(...result.problems.map((p) => (level === 2 ? p : `(level ${level}) ${p}`)));
+  }
+  return { checked, problems };
+}
+
+function checkLevel(level: FeatureLevel, recorded: RecordedResponse[]): { checked: number; problems: string[] } {
+  const doc = buildOpenApi(apiRoutes(level).tables) as unknown as {
     paths: Record<string, Record<string, Operation>>;
     components: { responses: Record<string, Response> };
   };

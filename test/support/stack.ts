@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { startStack, type Stack } from '../../services/stack.js';
 import { createWorkspaceWithOwner } from '../../services/core/workspaces/workspaces.service.js';
-import { Client } from './client.js';
+import { Client, serverLevels } from './client.js';
 
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -77,6 +77,7 @@ export async function deleteRedisKeys(prefix: string) {
 }
 
 let shared: { stack: Stack; env: TestEnv } | null = null;
+let level3: Promise<{ stack: Stack; env: TestEnv }> | null = null;
 
 /** The run's shared stack (all roles), started by the root hook. */
 export function stack(): Stack {
@@ -90,7 +91,30 @@ export async function startSharedStack() {
   shared = { stack: s, env };
 }
 
+/**
+ * The run's stack at FEATURE_LEVEL=3 (docs/feature-levels.md), started by the
+ * first test file that asks for it and stopped with the shared one. The
+ * shared stack stays at level 2, so the rest of the suite proves level 2
+ * unchanged.
+ */
+export function level3Stack(): Promise<Stack> {
+  level3 ??= (async () => {
+    const env = testEnv({ FEATURE_LEVEL: '3' });
+    const s = await startStack(env.config, createLogger(env.config.logLevel));
+    serverLevels.set(s.url, '3');
+    return { stack: s, env };
+  })();
+  return level3.then((l) => l.stack);
+}
+
 export async function stopSharedStack() {
+  if (level3) {
+    const { stack: s3, env: env3 } = await level3;
+    level3 = null;
+    serverLevels.delete(s3.url);
+    await s3.close();
+    await env3.cleanup();
+  }
   if (!shared) return;
   const { stack: s, env } = shared;
   shared = null;

@@ -83,3 +83,12 @@ describe('configuration: MIGRATE_ON_START', () => {
     expect(() => loadConfig({ MIGRATE_ON_START: 'no' })).to.throw(ConfigError, /MIGRATE_ON_START/);
   });
 });
+
+describe('configuration: FEATURE_LEVEL', () => {
+  it('is 2 unless set to 3, and refuses any other value', () => {
+    expect(loadConfig({}).featureLevel).to.equal(2);
+    expect(loadConfig({ FEATURE_LEVEL: '3' }).featureLevel).to.equal(3);
+    expect(loadConfig({ FEATURE_LEVEL: '2' }).featureLevel).to.equal(2);
+    for (const bad of ['1', '4', 'three']) expect(() => loadConfig({ FEATURE_LEVEL: bad })).to.throw(ConfigError, /FEATURE_LEVEL/);
+  });
+});

@@ -8,6 +8,7 @@ export function interactionRoutes(routes: RouteTable) {
       method: 'post',
       path: '/interactions/actions',
       summary: 'Invoke a button actionId handler (not implemented at feature level 2)',
+      until: 2,
       tag: 'Interactions',
       body: z.unknown(),
       succeeds: false,

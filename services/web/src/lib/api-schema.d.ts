@@ -564,26 +564,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/interactions/actions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Invoke a button actionId handler (not implemented at feature level 2)
-         * @description Invoke a button actionId handler (not implemented at feature level 2). Needs an API key. Answers only errors.
-         */
-        post: operations["postApiV1InteractionsActions"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/files": {
         parameters: {
             query?: never;
@@ -1180,19 +1160,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error with code `not_implemented` */
-        NotImplemented: {
-            headers: {
-                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description Error with code `payload_too_large` */
         PayloadTooLarge: {
             headers: {
@@ -1288,7 +1255,7 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description Monotonically increasing feature level (currently 2) */
+        /** @description Monotonically increasing feature level (currently 3) */
         FeatureLevel: number;
         /** @description Requests allowed per window */
         RateLimitLimit: number;
@@ -2843,28 +2810,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    postApiV1InteractionsActions: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": unknown;
-            };
-        };
-        responses: {
-            400: components["responses"]["ValidationError"];
-            401: components["responses"]["UnauthorizedOrKeyExpired"];
-            413: components["responses"]["PayloadTooLarge"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
