@@ -26,4 +26,6 @@ export const NativePostBody = z.strictObject({
     .refine((s) => s.trim().length > 0, 'must not be only white space'),
   metadata: Metadata.optional(),
 });
-export type NativePost = z.infer<typeof NativePostBody>;
+/** Level 3 (contract §11): `thread_id` replies in a thread of the hook's channel, as on message create. */
+export const NativePostBodyWithThread = NativePostBody.extend({ thread_id: z.string().max(100).nullable().optional() });
+export type NativePost = z.infer<typeof NativePostBodyWithThread>;

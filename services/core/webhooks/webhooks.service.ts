@@ -87,7 +87,13 @@ async function postingHook(rt: Runtime, webhookId: string): Promise<WebhookRow> 
 async function postAsHook(
   rt: Runtime,
   hook: WebhookRow,
-  o: { content: string; metadata?: NativePost['metadata']; display?: Display | null; alsoInTransaction?: PostMessageArgs['alsoInTransaction'] },
+  o: {
+    content: string;
+    metadata?: NativePost['metadata'];
+    thread_id?: string | null;
+    display?: Display | null;
+    alsoInTransaction?: PostMessageArgs['alsoInTransaction'];
+  },
 ) {
   try {
     return await postMessage(rt, {
@@ -96,6 +102,8 @@ async function postAsHook(
       authorId: hook.created_by,
       content: o.content,
       metadata: o.metadata,
+      // postMessage refuses a root that is not a top-level message of this channel.
+      thread_id: o.thread_id,
       display: o.display,
       webhookId: hook.id,
       alsoInTransaction: o.alsoInTransaction,
@@ -113,7 +121,7 @@ async function postAsHook(
 /** `POST /hooks/{id}`: the native format, answered with the message. */
 export async function postNative(rt: Runtime, webhookId: string, body: NativePost) {
   const hook = await postingHook(rt, webhookId);
-  return postAsHook(rt, hook, { content: body.content, metadata: body.metadata });
+  return postAsHook(rt, hook, { content: body.content, metadata: body.metadata, thread_id: body.thread_id });
 }
 
 /**

@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import type { ErrorCode } from '../../../../shared/errors.js';
 import { list, ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
 import { MessageSchema } from '../../../core/messages/messages.presenter.js';
 import { WebhookSchema } from '../../../core/webhooks/webhooks.presenter.js';
-import { CreateWebhookBody, ListWebhooksQuery, NativePostBody, WebhookIdParams } from '../../../core/webhooks/webhooks.schemas.js';
+import { CreateWebhookBody, ListWebhooksQuery, NativePostBody, NativePostBodyWithThread, WebhookIdParams } from '../../../core/webhooks/webhooks.schemas.js';
 import * as webhooks from '../../../core/webhooks/webhooks.service.js';
 
 const tag = 'Webhooks';
@@ -29,20 +30,28 @@ export function webhookRoutes(routes: RouteTable) {
 
 /** Posting, under {base_url}/hooks/ with no key: the address is the credential. */
 export function hookRoutes(routes: RouteTable) {
+  const native = {
+    method: 'post',
+    path: '/hooks/{webhook_id}',
+    summary: 'Post {content, metadata?} as a message in the webhook channel',
+    description: 'Needs no key: the address is the credential. Answers 201 with `{data: Message}`, the message as posted.',
+    tag,
+    auth: 'none',
+    params: WebhookIdParams,
+    status: 201,
+    response: dataOf(MessageSchema),
+    errors: ['channel_not_found'] as ErrorCode[],
+  } as const;
   routes
+    .add({ ...native, until: 2, body: NativePostBody }, async ({ rt, params, body }) => ok(await webhooks.postNative(rt, params.webhook_id, body)))
+    // Level 3 (contract §11): `thread_id` replies in a thread of the hook's channel.
     .add(
       {
-        method: 'post',
-        path: '/hooks/{webhook_id}',
-        summary: 'Post {content, metadata?} as a message in the webhook channel',
-        description: 'Needs no key: the address is the credential. Answers 201 with `{data: Message}`, the message as posted.',
-        tag,
-        auth: 'none',
-        params: WebhookIdParams,
-        body: NativePostBody,
-        status: 201,
-        response: dataOf(MessageSchema),
-        errors: ['channel_not_found'],
+        ...native,
+        since: 3,
+        summary: 'Post {content, metadata?, thread_id?} as a message in the webhook channel',
+        description: `${native.description} \`thread_id\` (the id of a top-level message of the hook's channel, e.g. from an earlier 201) posts a reply in that thread.`,
+        body: NativePostBodyWithThread,
       },
       async ({ rt, params, body }) => ok(await webhooks.postNative(rt, params.webhook_id, body)),
     )
