@@ -24,6 +24,8 @@ export const EVENT_TYPES = [
   'member.removed',
   'file.ready',
   'presence.updated',
+  // Level 3 (docs/feature-levels.md).
+  'interaction.action',
 ] as const;
 
 /** Internal events route work inside the stack and never reach clients. */

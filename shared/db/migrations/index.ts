@@ -5,6 +5,7 @@ import * as messagePageHints from './004_message_page_hints.js';
 import * as messageInsertChecks from './005_message_insert_checks.js';
 import * as jobOutbox from './006_job_outbox.js';
 import * as messageJsonAsWritten from './007_message_json_as_written.js';
+import * as interactions from './020_interactions.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '005_message_insert_checks': messageInsertChecks,
   '006_job_outbox': jobOutbox,
   '007_message_json_as_written': messageJsonAsWritten,
+  '020_interactions': interactions,
 };
