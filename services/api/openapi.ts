@@ -181,9 +181,25 @@ function responseSchemas(specs: RouteSpec[]) {
     const name = schemaName(spec.response);
     bodies.set(spec.response, name ? ref(name) : schemas[inline.get(spec.response)!]!);
   }
+  // Only the schemas this level's routes refer to (a level-3 object is no component of the level-2 document).
+  const used = new Set<string>();
+  const visit = (json: unknown): void => {
+    if (Array.isArray(json)) return json.forEach(visit);
+    if (!json || typeof json !== 'object') return;
+    const target = (json as { $ref?: unknown }).$ref;
+    if (typeof target === 'string' && target.startsWith(SCHEMAS)) {
+      const id = target.slice(SCHEMAS.length);
+      if (!used.has(id)) {
+        used.add(id);
+        visit(schemas[id]);
+      }
+    }
+    Object.values(json).forEach(visit);
+  };
+  visit([...bodies.values(), ref('Error'), ref('Pagination')]);
   const components = Object.fromEntries(
     Object.keys(schemas)
-      .filter((id) => !id.startsWith('~'))
+      .filter((id) => !id.startsWith('~') && used.has(id))
       .sort()
       .map((id) => [id, schemas[id]!]),
   );

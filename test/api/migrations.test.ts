@@ -32,7 +32,8 @@ describe('migrations on a database with data', () => {
     await db('threads').insert({ root_message_id: root.id, workspace_id: ws.id, channel_id: channel.id, reply_count: 1, last_reply_at: new Date() });
     await db('reactions').insert({ message_id: plain.id, user_id: user.id, emoji: 'tada' });
 
-    expect(await migrateLatest(db)).to.deep.equal(['004_message_page_hints', '005_message_insert_checks', '006_job_outbox', '007_message_json_as_written']);
+    // Later migrations follow these four.
+    expect((await migrateLatest(db)).slice(0, 4)).to.deep.equal(['004_message_page_hints', '005_message_insert_checks', '006_job_outbox', '007_message_json_as_written']);
 
     const page = JSON.parse((await listMessages(db, { channelId: channel.id, limit: 50 })).data) as Record<string, any>[];
     expect(page.map((m) => m.content)).to.deep.equal(['plain', 'root']);
