@@ -13,7 +13,7 @@ import { Rpc } from './lib/rpc.js';
 import { benchDir, repoRoot, spawnNode, stopAll } from './lib/proc.js';
 import { notes, rowsOf, table, type Scenario } from './lib/report.js';
 import { settings } from './settings.js';
-import { Unavailable, history, posts, startAxid, startFloor, streams, upload, webhooks, type Bench } from './scenarios.js';
+import { OUTBOX_FLOOR_MODE, Unavailable, history, posts, startAxid, startFloor, streams, upload, webhooks, type Bench } from './scenarios.js';
 
 const PG_ADMIN = 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -227,12 +227,28 @@ async function main() {
         created_at timestamptz NOT NULL DEFAULT now()
       );
       CREATE INDEX floor_messages_channel_seq ON floor_messages (channel_id, seq DESC);
+      -- The outbox floor's (servers/floor-post-outbox.ts): the same message table,
+      -- the writing transaction's id for its cursor, and an outbox like Axid's.
+      CREATE TABLE floor_ob_messages (LIKE floor_messages INCLUDING ALL, xid xid8);
+      CREATE INDEX floor_ob_messages_xid ON floor_ob_messages (xid) WHERE xid IS NOT NULL;
+      CREATE TABLE floor_outbox (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        event jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
     `);
     b.floorPost = await startFloor('floor-post', 'floor-post.ts', {
       DATABASE_URL: databaseUrl,
       REDIS_URL,
       STREAM_KEY: `${prefix}floor:events`,
       AUTHOR_ID: owner.rows[0].id,
+    });
+    b.floorOutbox = await startFloor('floor-post-outbox', 'floor-post-outbox.ts', {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      STREAM_KEY: `${prefix}floor:outbox-events`,
+      AUTHOR_ID: owner.rows[0].id,
+      FLOOR_OUTBOX: OUTBOX_FLOOR_MODE,
     });
     const loadProc = spawnNode('loadgen', 'test/bench/load/loadgen.ts', { ipc: true });
     b.loadgen = new Rpc(loadProc.child, 'loadgen');

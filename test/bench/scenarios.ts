@@ -15,6 +15,10 @@ import { settings } from './settings.js';
 import type { CannonArgs, CannonResult, PosterArgs, PosterResult, UploadArgs } from './load/loadgen.js';
 import type { StreamSpec } from './load/sse-client.js';
 import { findNchan, startNchan, type NchanInstall } from './lib/nchan.js';
+import { pgCost, pgMark } from './lib/pgcost.js';
+
+/** How the outbox floor keeps its events (servers/floor-post-outbox.ts): as Axid does. */
+export const OUTBOX_FLOOR_MODE = 'row';
 
 export interface Bench {
   id: string;
@@ -27,6 +31,8 @@ export interface Bench {
   axidEnv: Record<string, string>;
   api: { proc: Proc; url: string };
   floorPost: { proc: Proc; url: string };
+  /** The second floor of scenario 1: the same posts with Axid's event guarantee (servers/floor-post-outbox.ts). */
+  floorOutbox: { proc: Proc; url: string };
   floorStreamKey: string;
   db: pg.Client;
   workspaceId: string;
@@ -135,9 +141,15 @@ const cannon = (b: Bench, args: CannonArgs) => b.loadgen.call<CannonResult>('can
  * the work each side does.
  */
 async function measuredCannon(b: Bench, args: CannonArgs, serverPid: number) {
+  const mark = await pgMark(b.db);
   const before = cpuMsOf(serverPid);
   const result = await cannon(b, args);
-  return { ...result, cpuUsPerRequest: ((cpuMsOf(serverPid) - before) * 1000) / Math.max(1, result.ok) };
+  const cpuUsPerRequest = ((cpuMsOf(serverPid) - before) * 1000) / Math.max(1, result.ok);
+  // Events still being relayed when autocannon stops are the run's too.
+  await sleep(300);
+  const pgUsed = await pgCost(b.db, mark);
+  const per = Math.max(1, result.ok);
+  return { ...result, cpuUsPerRequest, pgCpuUsPerRequest: (pgUsed.cpuMs * 1000) / per, walBytesPerRequest: pgUsed.walBytes === null ? NaN : pgUsed.walBytes / per };
 }
 
 function cannonNotes(side: string, results: CannonResult[]): string[] {
@@ -153,17 +165,29 @@ function cannonNotes(side: string, results: CannonResult[]): string[] {
 async function httpScenario(
   b: Bench,
   s: Scenario,
-  o: { axid: CannonArgs | null; floor: CannonArgs; floorPid: number; throughputTarget: number; p99Target?: number },
+  o: {
+    axid: CannonArgs | null;
+    floor: CannonArgs;
+    floorPid: number;
+    throughputTarget: number;
+    p99Target?: number;
+    /** A second floor (scenario 1: the outbox floor), run third in each round and reported as rows of its own. */
+    floor2?: { label: string; args: CannonArgs; pid: number };
+    /** Rows of PostgreSQL CPU and WAL per request. */
+    pgCost?: { target: number };
+  },
 ) {
   if (settings.warmupSeconds > 0) {
     if (o.axid) await cannon(b, { ...o.axid, durationS: settings.warmupSeconds });
     await cannon(b, { ...o.floor, durationS: settings.warmupSeconds });
+    if (o.floor2) await cannon(b, { ...o.floor2.args, durationS: settings.warmupSeconds });
   }
-  const { a, f } = await interleave(
+  const { a, f, n } = await interleave(
     b,
     s.name,
     o.axid ? () => measuredCannon(b, o.axid!, b.api.proc.pid) : null,
     () => measuredCannon(b, o.floor, o.floorPid),
+    o.floor2 ? () => measuredCannon(b, o.floor2!.args, o.floor2!.pid) : null,
   );
   s.metrics.push(
     { metric: 'throughput', unit: 'req/s', axid: a.map((r) => r.rps), floor: f.map((r) => r.rps), target: { kind: 'ratio', op: '>=', value: o.throughputTarget } },
@@ -176,6 +200,28 @@ async function httpScenario(
     },
     { metric: 'server CPU per request', unit: 'µs', axid: a.map((r) => r.cpuUsPerRequest), floor: f.map((r) => r.cpuUsPerRequest) },
   );
+  if (o.pgCost) {
+    const target = { kind: 'ratio' as const, op: '<=' as const, value: o.pgCost.target };
+    s.metrics.push(
+      { metric: 'PostgreSQL CPU per request', unit: 'µs', axid: a.map((r) => r.pgCpuUsPerRequest), floor: f.map((r) => r.pgCpuUsPerRequest), target },
+      { metric: 'WAL per request', unit: 'B', axid: a.map((r) => r.walBytesPerRequest), floor: f.map((r) => r.walBytesPerRequest), target },
+    );
+  }
+  if (o.floor2) {
+    // The same Axid rounds against the second floor: the "floor" column of these rows is that floor's.
+    const label = o.floor2.label;
+    s.metrics.push(
+      { metric: `throughput, vs ${label}`, unit: 'req/s', axid: a.map((r) => r.rps), floor: n.map((r) => r.rps) },
+      { metric: `p99 latency, vs ${label}`, unit: 'ms', axid: a.map((r) => r.p99), floor: n.map((r) => r.p99) },
+      { metric: `server CPU per request, vs ${label}`, unit: 'µs', axid: a.map((r) => r.cpuUsPerRequest), floor: n.map((r) => r.cpuUsPerRequest) },
+    );
+    if (o.pgCost)
+      s.metrics.push(
+        { metric: `PostgreSQL CPU per request, vs ${label}`, unit: 'µs', axid: a.map((r) => r.pgCpuUsPerRequest), floor: n.map((r) => r.pgCpuUsPerRequest) },
+        { metric: `WAL per request, vs ${label}`, unit: 'B', axid: a.map((r) => r.walBytesPerRequest), floor: n.map((r) => r.walBytesPerRequest) },
+      );
+    s.notes.push(...cannonNotes(label, n));
+  }
   s.notes.push(...cannonNotes('Axid', a), ...cannonNotes('floor', f));
 }
 
@@ -194,7 +240,13 @@ export async function posts(b: Bench, s: Scenario): Promise<void> {
     floorPid: b.floorPost.proc.pid,
     throughputTarget: 0.7,
     p99Target: 1.5,
+    floor2: { label: 'outbox floor', args: { ...base, url: b.floorOutbox.url }, pid: b.floorOutbox.proc.pid },
+    pgCost: { target: 1.3 },
   });
+  s.notes.push(
+    `the outbox floor (servers/floor-post-outbox.ts, FLOOR_OUTBOX=${OUTBOX_FLOOR_MODE}) writes each post and its event as Axid does and relays it; its rows ("vs outbox floor") compare the same Axid rounds with it, run third in each round`,
+    'PostgreSQL CPU and WAL per request: the backends of the bench database (/proc) and its WAL records (pg_waldump), each side alone on the database during its run',
+  );
   if (!available) throw new Unavailable(s.reason);
 }
 
