@@ -9,6 +9,8 @@ import { applyEvent } from '../../services/web/src/lib/events.js';
 import { buildRows } from '../../services/web/src/lib/rows.js';
 import { safeUrl } from '../../services/web/src/lib/links.js';
 import { browserKeyRequest, keyFromHash } from '../../services/web/src/lib/session.js';
+import { draftKey, loadDraft, saveDraft } from '../../services/web/src/lib/drafts.js';
+import { mentionDoc, mentionedIn } from '../../services/web/src/lib/mentions.js';
 import type { Message, Page, User } from '../../services/web/src/lib/types.js';
 
 const me: User = { id: 'u-me', name: 'me', display_name: null, avatar_url: null, role: 'member', is_agent: false, created_at: '2026-01-01T00:00:00.000Z' };
@@ -222,6 +224,26 @@ describe('web client: the store', () => {
     expect(s.list('c1').map((m) => m.id)).to.deep.equal([root.id]);
   });
 
+  it('counts our own reply on its root once, whether the POST answer or the event comes first', () => {
+    for (const eventFirst of [false, true]) {
+      const s = newStore();
+      const root = msg();
+      s.upsert(root, { live: false });
+      const local = s.addPending('c1', 'my reply', root.id);
+      const reply = msg({ author_id: me.id, content: 'my reply', thread_id: root.id });
+      if (eventFirst) applyEvent(s, 'message.created', { message: reply });
+      s.resolvePending(local, reply);
+      if (!eventFirst) applyEvent(s, 'message.created', { message: reply });
+      expect(s.messages.get(root.id)!.thread!.reply_count, `event first: ${eventFirst}`).to.equal(1);
+    }
+    // A page of replies is already counted in the root's own thread summary.
+    const s = newStore();
+    const root = msg({ thread: { reply_count: 1, last_reply_at: '2026-01-01T00:00:00.000Z' } });
+    s.upsert(root, { live: false });
+    s.addPage(threadKey(root.id), [msg({ thread_id: root.id })], { next_cursor: null, has_more: false }, false);
+    expect(s.messages.get(root.id)!.thread!.reply_count).to.equal(1);
+  });
+
   it('keeps unread as a set of ids after the last visit, cleared on read', () => {
     const s = newStore();
     const a = msg();
@@ -322,6 +344,34 @@ describe('web client: rows, links and sign-in helpers', () => {
     for (const m of [a, b, c, d]) s.upsert(m, { live: false });
     const rows = buildRows(s.list('c1'));
     expect(rows.map((r) => (r.kind === 'day' ? 'day' : r.grouped ? 'grouped' : 'message'))).to.deep.equal(['day', 'message', 'grouped', 'message', 'day', 'message']);
+  });
+
+  it("starts a new group when a hook post's display override changes the sender", () => {
+    const s = newStore();
+    const at = (min: number) => `2026-03-01T10:0${min}:00.000Z`;
+    const person = msg({ author_id: 'u1', created_at: at(0) });
+    const hook = msg({ author_id: 'u1', webhook_id: 'h1', display: { username: 'Deploy Bot' }, created_at: at(1) });
+    const hook2 = msg({ author_id: 'u1', webhook_id: 'h1', display: { username: 'Deploy Bot' }, created_at: at(2) });
+    const other = msg({ author_id: 'u1', webhook_id: 'h1', display: { username: 'Alerts' }, created_at: at(3) });
+    for (const m of [person, hook, hook2, other]) s.upsert(m, { live: false });
+    const rows = buildRows(s.list('c1'));
+    expect(rows.map((r) => (r.kind === 'day' ? 'day' : r.grouped ? 'grouped' : 'message'))).to.deep.equal(['day', 'message', 'message', 'grouped', 'message']);
+  });
+
+  it('keeps drafts per conversation and thread, and finds the people a text mentions', () => {
+    const storage = new MemoryStorage();
+    saveDraft(storage, draftKey('c1', null), 'for c1');
+    saveDraft(storage, draftKey('c1', 'm1'), 'for the thread');
+    expect(loadDraft(storage, draftKey('c1', null))).to.equal('for c1');
+    expect(loadDraft(storage, draftKey('c1', 'm1'))).to.equal('for the thread');
+    expect(loadDraft(storage, draftKey('c2', null))).to.equal('');
+    saveDraft(storage, draftKey('c1', null), '  ');
+    expect(storage.items.has('draft:c1')).to.equal(false);
+    const bob = { ...me, id: 'u-bob', name: 'bob' };
+    const bobby = { ...me, id: 'u-bobby', name: 'bobby' };
+    expect(mentionedIn('hi @bobby and @bob.', [bob, bobby]).map((u) => u.id).sort()).to.deep.equal(['u-bob', 'u-bobby']);
+    expect(mentionedIn('mail bob@example.com', [bob])).to.deep.equal([]);
+    expect(mentionDoc('@bobby hi', [bob, bobby])!.content![0]!.content![0]!.attrs!.id).to.equal('u-bobby');
   });
 
   it('lets only https: and mailto: addresses through', () => {

@@ -1,7 +1,7 @@
 // The app's controller, framework-free: signs in and out, loads the
 // workspace into the store, runs the stream and the catch-up after each
 // reconnect, and performs the user's actions. Views call it and read the store.
-import { ApiError, createApi, data, page, all, type Api } from './api.js';
+import { ApiError, createApi, data, page, all, uploadFile, type Api } from './api.js';
 import { browserKeyRequest, loadSession, saveSession, type SavedSession } from './session.js';
 import { LiveStream, type StreamState } from './stream.js';
 import { Store, threadKey, type KeyValueStorage } from './store.js';
@@ -54,6 +54,11 @@ export class AxidClient {
       (key, cursor) => this.fetchPage(key, cursor, PAGE),
       () => [this.openConversation, this.openThread ? threadKey(this.openThread) : null].filter((k): k is string => Boolean(k)),
     );
+  }
+
+  /** The tab's localStorage (drafts, per-browser preferences). */
+  get storage(): Storage {
+    return this.env.storage;
   }
 
   get key() {
@@ -348,6 +353,40 @@ export class AxidClient {
     return data(this.api.GET('/api/v1/files/{file_id}', { params: { path: { file_id: id } } }));
   }
 
+  private fileLinks = new Map<string, { href: string | null; until: number }>();
+
+  /**
+   * A file's download address for an <img> (avatars uploaded through the files
+   * API): the signed link lasts 15 minutes, so it is fetched on first need,
+   * kept 10 minutes, and the store re-renders when it arrives. Null until then.
+   */
+  fileLink(fileId: string): string | null {
+    const known = this.fileLinks.get(fileId);
+    if (known && known.until > Date.now()) return known.href;
+    if (!known || known.href !== null) {
+      this.fileLinks.set(fileId, { href: known?.href ?? null, until: Date.now() + 600_000 });
+      this.fileInfo(fileId).then(
+        (f) => (this.fileLinks.set(fileId, { href: sameOriginPath(f.download_url, this.env.origin), until: Date.now() + 600_000 }), this.store.changed()),
+        () => undefined,
+      );
+    }
+    return known?.href ?? null;
+  }
+
+  /** Uploads a picture and makes it the signed-in person's avatar (an address of this server naming the file). */
+  async setAvatar(file: File) {
+    const info = await uploadFile(file, this.key!, () => undefined);
+    return this.updateProfile({ avatar_url: `${this.env.origin}/api/v1/files/${info.id}` });
+  }
+
+  async updateProfile(patch: { display_name?: string | null; avatar_url?: string | null }) {
+    const me = await data(this.api.PATCH('/api/v1/users/me', { body: patch }));
+    this.store.me = me;
+    this.store.users.set(me.id, me);
+    this.store.changed();
+    return me;
+  }
+
   // ---- channels and members ----------------------------------------------------
 
   channelMembers(channelId: string) {
@@ -392,3 +431,26 @@ export class AxidClient {
 }
 
 export { ApiError };
+
+/** The id of a file named by an avatar address of this server (`<origin>/api/v1/files/<id>`), else null. */
+export function avatarFileId(url: string | null | undefined, origin: string): string | null {
+  if (!url) return null;
+  try {
+    const u = new URL(url);
+    const m = /^\/api\/v1\/files\/([0-9a-f-]{36})$/i.exec(u.pathname);
+    return u.origin === origin && m ? m[1]! : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The embedded store's signed links are API paths: used on the origin the app was loaded from. */
+export function sameOriginPath(raw: string, origin: string): string | null {
+  try {
+    const url = new URL(raw, origin);
+    if (url.pathname.startsWith('/api/v1/files/')) return `${origin}${url.pathname}${url.search}`;
+    return url.protocol === 'https:' ? url.href : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,6 +1,8 @@
 // The flat row list the virtual list renders: day separators between days,
-// and messages flagged `grouped` when they continue the previous author's run
-// (same author, same day, under 5 minutes apart).
+// and messages flagged `grouped` when they continue the previous sender's run
+// (same sender, same day, under 5 minutes apart). The sender is the author as
+// shown: a hook post's `username`/icon override is a sender of its own, so it
+// never hides under a person's message.
 import type { ShownMessage } from './store.js';
 
 export type Row = { kind: 'day'; key: string; label: string } | { kind: 'message'; key: string; message: ShownMessage; grouped: boolean };
@@ -12,6 +14,10 @@ export const dayOf = (iso: string) => {
   return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
 };
 
+/** Who a message is shown as coming from: author, hook, and display override. */
+export const senderOf = (m: Pick<ShownMessage, 'author_id' | 'webhook_id' | 'display'>) =>
+  JSON.stringify([m.author_id, m.webhook_id, m.display?.username ?? null, m.display?.icon_url ?? null, m.display?.icon_emoji ?? null]);
+
 export function buildRows(messages: ShownMessage[], dayLabel: (iso: string) => string = dayOf): Row[] {
   const rows: Row[] = [];
   let prev: ShownMessage | null = null;
@@ -20,7 +26,7 @@ export function buildRows(messages: ShownMessage[], dayLabel: (iso: string) => s
     const newDay = !prev || dayOf(prev.created_at) !== day;
     if (newDay) rows.push({ kind: 'day', key: `day:${day}`, label: dayLabel(m.created_at) });
     const grouped =
-      !newDay && prev !== null && prev.author_id === m.author_id && !m.metadata && Date.parse(m.created_at) - Date.parse(prev.created_at) < GROUP_MS;
+      !newDay && prev !== null && senderOf(prev) === senderOf(m) && !m.metadata && Date.parse(m.created_at) - Date.parse(prev.created_at) < GROUP_MS;
     rows.push({ kind: 'message', key: m.key, message: m, grouped });
     prev = m;
   }

@@ -160,12 +160,15 @@ export class Store {
     this.messages.set(m.id, { ...m, state: 'sent', key: prev?.key ?? localId ?? m.id });
     if (prev) return false;
     this.insertSorted(key, m.id);
-    if (m.thread_id && live) {
-      const root = this.messages.get(m.thread_id);
-      if (root) root.thread = { reply_count: (root.thread?.reply_count ?? 0) + 1, last_reply_at: m.created_at };
-    }
+    // A page's replies are already counted in the root's `thread`; a new one (live, or our own just sent) is not.
+    if (m.thread_id && (live || localId)) this.countReply(m);
     if (live && !m.thread_id && m.author_id !== this.me?.id) this.noteUnread(m);
     return true;
+  }
+
+  private countReply(reply: Message) {
+    const root = this.messages.get(reply.thread_id!);
+    if (root) this.messages.set(root.id, { ...root, thread: { reply_count: (root.thread?.reply_count ?? 0) + 1, last_reply_at: reply.created_at } });
   }
 
   private matchPending(key: string, m: Message) {

@@ -5,6 +5,7 @@ import { errorMessage } from '../lib/api.js';
 import { threadKey } from '../lib/store.js';
 import type { ChannelMember } from '../lib/types.js';
 import { Composer } from './composer.js';
+import { Dialog } from './dialog.js';
 import { displayName, useStore } from './context.js';
 import { MessageItem } from './message.js';
 import { connectionLabel, conversationTitle, Sidebar } from './sidebar.js';
@@ -96,7 +97,7 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
             <p class="typing" aria-live="polite">
               {typing.length ? `${typing.map((u) => displayName(s.users.get(u))).join(', ')} ${typing.length === 1 ? 'is' : 'are'} typing…` : ''}
             </p>
-            {member ? <Composer conversationId={conversationId} threadId={null} label={`Message ${conversationTitle(client, conversationId)}`} /> : <p class="muted join-hint">Join the channel to post.</p>}
+            {member ? <Composer key={conversationId} conversationId={conversationId} threadId={null} label={`Message ${conversationTitle(client, conversationId)}`} /> : <p class="muted join-hint">Join the channel to post.</p>}
           </>
         ) : (
           <div class="empty">
@@ -114,7 +115,7 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
             <MessageItem message={thread} grouped={false} inThread />
           </div>
           <Timeline timelineKey={threadKey(thread.id)} conversationId={conversationId} inThread />
-          <Composer conversationId={conversationId} threadId={thread.id} label="Reply in thread" />
+          <Composer key={thread.id} conversationId={conversationId} threadId={thread.id} label="Reply in thread" />
         </aside>
       ) : null}
       {panel === 'members' && channel ? <MembersPanel channelId={channel.id} onClose={() => setPanel(null)} /> : null}
@@ -170,19 +171,6 @@ function MembersPanel({ channelId, onClose }: { channelId: string; onClose(): vo
   );
 }
 
-function Dialog({ title, onClose, children }: { title: string; onClose(): void; children: preact.ComponentChildren }) {
-  const returnTo = useRef<Element | null>(document.activeElement);
-  useEffect(() => () => (returnTo.current as HTMLElement | null)?.focus?.(), []);
-  return (
-    <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
-      <div class="dialog" role="dialog" aria-modal="true" aria-label={title}>
-        <h2>{title}</h2>
-        {children}
-      </div>
-    </div>
-  );
-}
-
 function CreateChannel({ onClose, onCreated }: { onClose(): void; onCreated(id: string): void }) {
   const client = useStore();
   const [name, setName] = useState('');
@@ -213,7 +201,7 @@ function CreateChannel({ onClose, onCreated }: { onClose(): void; onCreated(id: 
       <form class="form" onSubmit={submit}>
         <label>
           Name
-          <input autoFocus required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          <input data-autofocus required value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </label>
         <label>
           Description
@@ -252,10 +240,14 @@ function Switcher({ onClose, onPick }: { onClose(): void; onPick(id: string): vo
   const [active, setActive] = useState(0);
   const [error, setError] = useState<string | null>(null);
   const s = client.store;
+  // A person with a 1:1 DM is listed once, as that DM; others as "open a DM".
+  const withDm = new Set([...s.dms.values()].filter((d) => d.kind !== 'group_dm').flatMap((d) => d.member_ids.filter((u) => u !== s.me?.id)));
   const items = [
     ...[...s.channels.values()].map((c) => ({ id: c.id, label: `${c.is_private ? '🔒' : '#'}${c.name}`, user: null as string | null })),
     ...[...s.dms.keys()].map((id) => ({ id, label: conversationTitle(client, id), user: null as string | null })),
-    ...[...s.users.values()].filter((u) => u.id !== s.me?.id).map((u) => ({ id: `user:${u.id}`, label: `${displayName(u)} (direct message)${u.is_agent ? ' · bot' : ''}`, user: u.id })),
+    ...[...s.users.values()]
+      .filter((u) => u.id !== s.me?.id && !withDm.has(u.id))
+      .map((u) => ({ id: `user:${u.id}`, label: `${displayName(u)} (direct message)${u.is_agent ? ' · bot' : ''}`, user: u.id })),
   ].filter((i) => i.label.toLowerCase().includes(q.toLowerCase())).slice(0, 12);
   const choose = async (i: (typeof items)[number] | undefined) => {
     if (!i) return;
@@ -270,7 +262,7 @@ function Switcher({ onClose, onPick }: { onClose(): void; onPick(id: string): vo
   return (
     <Dialog title="Jump to a conversation" onClose={onClose}>
       <input
-        autoFocus
+        data-autofocus
         class="switcher-input"
         role="combobox"
         aria-expanded="true"

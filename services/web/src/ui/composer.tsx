@@ -1,9 +1,13 @@
 // The composer: Enter sends, Shift+Enter breaks the line (never during IME
 // composition); paste or drop a file to upload it (XMLHttpRequest progress);
 // `@name` offers members in a listbox and the chosen ones become mention nodes.
-import { useRef, useState } from 'preact/hooks';
+// Its text is the draft of its own conversation (lib/drafts.ts): the parent
+// keys it by conversation, so a switch starts from that conversation's draft.
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage, uploadFile } from '../lib/api.js';
-import type { DocNode, User } from '../lib/types.js';
+import { draftKey, loadDraft, saveDraft } from '../lib/drafts.js';
+import { mentionDoc, mentionedIn } from '../lib/mentions.js';
+import type { User } from '../lib/types.js';
 import { displayName, useClient } from './context.js';
 
 interface Upload {
@@ -11,38 +15,29 @@ interface Upload {
   progress: number;
 }
 
-/** Text with the chosen `@name`s turned into mention nodes (content_json). */
-export function mentionDoc(text: string, mentions: User[]): DocNode | null {
-  if (!mentions.length) return null;
-  const inline: DocNode[] = [];
-  let rest = text;
-  while (rest) {
-    let best: { at: number; user: User } | null = null;
-    for (const u of mentions) {
-      const at = rest.indexOf(`@${u.name}`);
-      if (at >= 0 && (!best || at < best.at)) best = { at, user: u };
-    }
-    if (!best) {
-      inline.push({ type: 'text', text: rest });
-      break;
-    }
-    if (best.at > 0) inline.push({ type: 'text', text: rest.slice(0, best.at) });
-    inline.push({ type: 'mention', attrs: { id: best.user.id, label: displayName(best.user) } });
-    rest = rest.slice(best.at + best.user.name.length + 1);
-  }
-  return { type: 'doc', content: [{ type: 'paragraph', content: inline }] };
-}
-
 export function Composer({ conversationId, threadId, label }: { conversationId: string; threadId: string | null; label: string }) {
   const client = useClient();
-  const [text, setText] = useState('');
+  const storageKey = draftKey(conversationId, threadId);
+  const [text, setText] = useState(() => loadDraft(client.storage, storageKey));
   const [error, setError] = useState<string | null>(null);
   const [uploads, setUploads] = useState<Upload[]>([]);
   const [query, setQuery] = useState<string | null>(null);
   const [active, setActive] = useState(0);
-  const mentions = useRef<User[]>([]);
   const area = useRef<HTMLTextAreaElement>(null);
   const listId = `mentions-${threadId ?? conversationId}`;
+
+  // Saved a moment after typing stops, and at once when the composer goes or the page is left.
+  const latest = useRef(text);
+  latest.current = text;
+  useEffect(() => {
+    const timer = setTimeout(() => saveDraft(client.storage, storageKey, text), 300);
+    return () => clearTimeout(timer);
+  }, [text]);
+  useEffect(() => {
+    const flush = () => saveDraft(client.storage, storageKey, latest.current);
+    window.addEventListener('pagehide', flush);
+    return () => (window.removeEventListener('pagehide', flush), flush());
+  }, [storageKey]);
 
   const candidates =
     query === null
@@ -52,9 +47,9 @@ export function Composer({ conversationId, threadId, label }: { conversationId: 
   const send = async () => {
     const content = text.trim();
     if (!content) return;
-    const doc = mentionDoc(content, mentions.current.filter((u) => content.includes(`@${u.name}`)));
+    const doc = mentionDoc(content, mentionedIn(content, client.store.users.values()));
     setText('');
-    mentions.current = [];
+    saveDraft(client.storage, storageKey, '');
     try {
       await client.send(conversationId, content, { threadId, contentJson: doc });
       setError(null);
@@ -83,7 +78,6 @@ export function Composer({ conversationId, threadId, label }: { conversationId: 
     const el = area.current!;
     const before = text.slice(0, el.selectionStart).replace(/@([^\s@]*)$/, `@${u.name} `);
     setText(before + text.slice(el.selectionStart));
-    mentions.current = [...mentions.current, u];
     setQuery(null);
   };
 

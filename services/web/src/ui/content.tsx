@@ -3,7 +3,8 @@
 // through markdown.ts. Links and images pass lib/links.ts; variants map to
 // classes, never style attributes.
 import type { ComponentChildren, JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { replaceShortcodes } from '../lib/emoji.js';
 import { errorMessage } from '../lib/api.js';
 import { safeUrl } from '../lib/links.js';
 import type { DocNode, Message } from '../lib/types.js';
@@ -12,11 +13,47 @@ import { contentToHtml } from './markdown.js';
 
 export function MessageBody({ message }: { message: Message }) {
   const doc = message.content_json;
-  if (doc && Array.isArray(doc.content) && doc.content.length) {
-    return <div class="body">{doc.content.map((n, i) => <Node node={n} key={i} message={message} />)}</div>;
+  const html = useRef<HTMLDivElement>(null);
+  const content = doc && Array.isArray(doc.content) && doc.content.length ? null : contentToHtml(message.content);
+  // Code blocks of rendered markdown get their copy button here (the HTML itself stays DOMPurify's output).
+  useLayoutEffect(() => {
+    for (const pre of html.current?.querySelectorAll('pre') ?? []) {
+      if (pre.parentElement?.classList.contains('code-block')) continue;
+      const wrap = document.createElement('div');
+      wrap.className = 'code-block';
+      pre.replaceWith(wrap);
+      wrap.append(pre, copyButton(() => pre.textContent ?? ''));
+    }
+  }, [content]);
+  if (content === null) {
+    return <div class="body">{doc!.content!.map((n, i) => <Node node={n} key={i} message={message} />)}</div>;
   }
   // The HTML comes out of DOMPurify (markdown.ts), never straight from the message.
-  return <div class="body" dangerouslySetInnerHTML={{ __html: contentToHtml(message.content) }} />;
+  return <div class="body" ref={html} dangerouslySetInnerHTML={{ __html: content }} />;
+}
+
+/** A "Copy code" button for a code block drawn as HTML (the component version is CodeBlock). */
+function copyButton(text: () => string) {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.className = 'btn small copy-code';
+  b.textContent = 'Copy';
+  b.setAttribute('aria-label', 'Copy code');
+  b.addEventListener('click', () => void navigator.clipboard?.writeText(text()).then(() => (b.textContent = 'Copied')));
+  return b;
+}
+
+function CodeBlock({ node, message }: { node: DocNode; message: Message }) {
+  const [copied, setCopied] = useState(false);
+  const text = (node.content ?? []).map((n) => n.text ?? '').join('');
+  return (
+    <div class="code-block">
+      <pre><code><Children node={node} message={message} /></code></pre>
+      <button type="button" class="btn small copy-code" aria-label="Copy code" onClick={() => void navigator.clipboard?.writeText(text).then(() => setCopied(true))}>
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </div>
+  );
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
@@ -36,7 +73,8 @@ function ExternalLink({ href, children, class: cls }: { href: unknown; children:
 }
 
 function Text({ node }: { node: DocNode }) {
-  let out: ComponentChildren = node.text ?? '';
+  const code = node.marks?.some((m) => m.type === 'code');
+  let out: ComponentChildren = code ? node.text ?? '' : replaceShortcodes(node.text ?? '');
   for (const mark of node.marks ?? []) {
     if (mark.type === 'bold' || mark.type === 'strong') out = <strong>{out}</strong>;
     else if (mark.type === 'italic' || mark.type === 'em') out = <em>{out}</em>;
@@ -78,7 +116,7 @@ function Node({ node, message }: { node: DocNode; message: Message }): JSX.Eleme
       return <li><Children node={node} message={message} /></li>;
     case 'code_block':
     case 'codeBlock':
-      return <pre><code><Children node={node} message={message} /></code></pre>;
+      return <CodeBlock node={node} message={message} />;
     case 'hard_break':
     case 'hardBreak':
       return <br />;

@@ -3,6 +3,7 @@
 // lib/links.ts, as a second defence. content_json never goes through here.
 import DOMPurify from 'dompurify';
 import MarkdownIt from 'markdown-it';
+import { emojiLoaded, hasShortcode, replaceShortcodes } from '../lib/emoji.js';
 import { safeUrl } from '../lib/links.js';
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
@@ -33,7 +34,28 @@ const PURIFY = {
 /** Content that is already HTML (webhook and bot posts sanitized by the server). */
 const looksLikeHtml = (s: string) => /^\s*<(p|div|blockquote|b|i|a|ul|ol|pre|code|strong|em|br|span|h[1-6]|table)\b/i.test(s);
 
+/** `:shortcode:` in the text (never inside code) becomes its emoji, in markdown and server HTML alike. */
+function emojify(root: DocumentFragment) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.parentElement?.closest('code, pre')) continue;
+    const text = n.nodeValue ?? '';
+    if (hasShortcode(text)) n.nodeValue = replaceShortcodes(text);
+  }
+}
+
+const cache = new Map<string, string>();
+
 export function contentToHtml(content: string): string {
+  const key = `${emojiLoaded() ? 'e' : 'n'}${content}`;
+  const hit = cache.get(key);
+  if (hit !== undefined) return hit;
   const html = looksLikeHtml(content) ? content : md.render(content);
-  return DOMPurify.sanitize(html, PURIFY);
+  const fragment = DOMPurify.sanitize(html, { ...PURIFY, RETURN_DOM_FRAGMENT: true });
+  if (hasShortcode(content)) emojify(fragment);
+  const box = document.createElement('div');
+  box.append(fragment);
+  if (cache.size > 5000) cache.clear();
+  cache.set(key, box.innerHTML);
+  return box.innerHTML;
 }

@@ -2,35 +2,50 @@
 // link, and the author's actions (edit, delete) in a hover/focus toolbar.
 import { useEffect, useState } from 'preact/hooks';
 import { errorMessage } from '../lib/api.js';
-import { safeImageUrl, safeUrl } from '../lib/links.js';
+import { safeUrl } from '../lib/links.js';
 import { relativeTime } from '../lib/rows.js';
 import type { ShownMessage } from '../lib/store.js';
 import { FILE_METADATA_TYPE, type FileWithDownload } from '../lib/types.js';
 import { MessageBody } from './content.js';
+import { EmojiPicker } from './emoji-picker.js';
+import { Lightbox } from './lightbox.js';
+import { avatarFileId, sameOriginPath, type AxidClient } from '../lib/client.js';
+import { emojiFor, reactionChar } from '../lib/emoji.js';
 import { displayName, useClient } from './context.js';
 
-export const EMOJI: [string, string][] = [
-  ['thumbsup', '👍'],
-  ['heart', '❤️'],
-  ['joy', '😂'],
-  ['tada', '🎉'],
-  ['eyes', '👀'],
-  ['rocket', '🚀'],
-  ['white_check_mark', '✅'],
-  ['thinking_face', '🤔'],
-];
-const emojiChar = (name: string) => EMOJI.find(([n]) => n === name)?.[1] ?? name;
+const AVATAR_COLOURS = 10;
 
-export function Avatar({ userId, size = 36 }: { userId: string | null; size?: number }) {
+/** An avatar address as an <img> source: https, or a file of this server (its signed link). */
+function avatarSrc(client: AxidClient, url: string | null | undefined): string | null {
+  const fileId = avatarFileId(url, location.origin);
+  return fileId ? client.fileLink(fileId) : safeUrl(url, { allowMailto: false });
+}
+
+/** A stable colour class (av-0..av-9) from an id, so a person keeps their colour everywhere. */
+export function colourClass(id: string) {
+  let h = 0;
+  for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) >>> 0;
+  return `av-${h % AVATAR_COLOURS}`;
+}
+
+export function initials(name: string) {
+  const words = name.trim().split(/[\s._-]+/).filter(Boolean);
+  const letters = words.length > 1 ? words[0]!.charAt(0) + words[1]!.charAt(0) : name.trim().slice(0, 2);
+  return letters.toUpperCase() || '?';
+}
+
+/** The uploaded image, a hook post's icon, else initials on the sender's colour. */
+export function Avatar({ userId, display, size = 36 }: { userId: string | null; display?: ShownMessage['display']; size?: number }) {
   const client = useClient();
   const user = userId ? client.store.users.get(userId) : undefined;
-  const src = safeUrl(user?.avatar_url, { allowMailto: false });
-  const name = displayName(user);
-  return src ? (
-    <img class={`avatar s${size}`} src={src} alt="" referrerpolicy="no-referrer" />
-  ) : (
-    <span class={`avatar s${size} initials`} aria-hidden="true">
-      {name.slice(0, 1).toUpperCase()}
+  const name = display?.username || displayName(user);
+  const src = avatarSrc(client, display ? display.icon_url ?? (display.username ? null : user?.avatar_url) : user?.avatar_url);
+  if (src) return <img class={`avatar s${size}`} src={src} alt="" referrerpolicy="no-referrer" />;
+  const emoji = display?.icon_emoji ? emojiFor(display.icon_emoji.slice(1, -1)) : null;
+  if (emoji) return <span class={`avatar s${size} emoji-avatar`} aria-hidden="true">{emoji}</span>;
+  return (
+    <span class={`avatar s${size} initials ${colourClass(display?.username ? `${userId}:${display.username}` : userId ?? name)}`} aria-hidden="true">
+      {initials(name)}
     </span>
   );
 }
@@ -50,8 +65,8 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
   const full = new Date(message.created_at).toLocaleString();
 
   return (
-    <article class={`message${grouped ? ' grouped' : ''}`} data-state={message.state} data-message-id={message.id} aria-label={`Message from ${name}`}>
-      <div class="gutter">{grouped ? null : <Avatar userId={message.author_id} />}</div>
+    <article class={`message${grouped ? ' grouped' : ''}`} data-state={message.state} data-message-id={message.id} aria-label={`${name}: ${message.content.slice(0, 100)}`}>
+      <div class="gutter">{grouped ? null : <Avatar userId={message.author_id} display={message.display} />}</div>
       <div class="main">
         {grouped ? null : (
           <header>
@@ -105,7 +120,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
               title={`${r.user_ids.map((id) => displayName(store.users.get(id))).join(', ')} reacted with :${r.emoji}:`}
               onClick={act(() => client.toggleReaction(message, r.emoji))}
             >
-              {emojiChar(r.emoji)} <span class="count">{r.count}</span>
+              {reactionChar(r.emoji)} <span class="count">{r.count}</span>
             </button>
           ))}
         </div>
@@ -114,15 +129,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
             {message.thread.reply_count} {message.thread.reply_count === 1 ? 'reply' : 'replies'}
           </button>
         ) : null}
-        {picker ? (
-          <div class="emoji-picker" role="menu" aria-label="Pick a reaction" onKeyDown={(e) => e.key === 'Escape' && setPicker(false)}>
-            {EMOJI.map(([n, c]) => (
-              <button key={n} role="menuitem" aria-label={n} title={`:${n}:`} onClick={() => (setPicker(false), act(() => client.toggleReaction(message, n))())}>
-                {c}
-              </button>
-            ))}
-          </div>
-        ) : null}
+        {picker ? <EmojiPicker onClose={() => setPicker(false)} onPick={(e) => act(() => client.toggleReaction(message, e.shortcodes[0] ?? e.unicode))()} /> : null}
       </div>
       {message.state === 'sent' ? (
         <div class="toolbar" role="toolbar" aria-label="Message actions">
@@ -151,10 +158,16 @@ function FileAttachment({ data }: { data: Record<string, unknown> }) {
     if (!id) return;
     client.fileInfo(id).then(setInfo, (err) => setError(errorMessage(err)));
   }, [id]);
-  const linkHref = info?.download_url ? downloadHref(info.download_url) : null;
+  const [zoom, setZoom] = useState(false);
+  const linkHref = info?.download_url ? sameOriginPath(info.download_url, location.origin) : null;
   return (
     <div class="file">
-      {isImage && linkHref ? <img class="file-image" src={linkHref} alt={name} loading="lazy" /> : null}
+      {isImage && linkHref ? (
+        <button type="button" class="image-button" aria-label={`Open ${name}`} onClick={() => setZoom(true)}>
+          <img class="file-image" src={linkHref} alt={name} loading="lazy" />
+        </button>
+      ) : null}
+      {zoom && linkHref ? <Lightbox src={linkHref} alt={name} onClose={() => setZoom(false)} /> : null}
       {linkHref ? (
         <a class="btn small" href={linkHref} download={name} rel="noopener noreferrer">
           ⬇ Download {name}
@@ -165,21 +178,6 @@ function FileAttachment({ data }: { data: Record<string, unknown> }) {
       {typeof data.size === 'number' ? <span class="muted"> {formatSize(data.size)}</span> : null}
     </div>
   );
-}
-
-/**
- * The embedded store's signed links are API paths under PUBLIC_BASE_URL: use
- * them on the origin the app was loaded from (the same server, maybe reached
- * by another name). Real S3's presigned https links are used as they are.
- */
-function downloadHref(raw: string): string | null {
-  try {
-    const url = new URL(raw, location.origin);
-    if (url.pathname.startsWith('/api/v1/files/')) return `${location.origin}${url.pathname}${url.search}`;
-    return safeImageUrl(url.href, location.origin);
-  } catch {
-    return null;
-  }
 }
 
 export const formatSize = (n: number) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`);

@@ -1,0 +1,112 @@
+// Emoji from emojibase-data (the Unicode set with labels and tags, GitHub /
+// Slack shortcodes), loaded on first need as a separate chunk, so the initial
+// bundle stays small (npm run web:budget measures both). Until it has loaded
+// a `:shortcode:` shows as typed; listeners re-render once it has.
+import type { KeyValueStorage } from './store.js';
+
+export interface EmojiEntry {
+  unicode: string;
+  label: string;
+  shortcodes: string[];
+  tags: string[];
+  group: number;
+}
+
+interface EmojiData {
+  byCode: Map<string, string>;
+  list: EmojiEntry[];
+}
+
+interface CompactEmoji {
+  hexcode: string;
+  label: string;
+  unicode: string;
+  group?: number;
+  order?: number;
+  tags?: string[];
+}
+
+let data: EmojiData | null = null;
+let loading: Promise<EmojiData> | null = null;
+const listeners = new Set<() => void>();
+
+/** Loads the data once; resolves with it. */
+export function loadEmoji(): Promise<EmojiData> {
+  loading ??= Promise.all([import('emojibase-data/en/compact.json'), import('emojibase-data/en/shortcodes/github.json')]).then(([compact, github]) => {
+    const codes = github.default as Record<string, string | string[]>;
+    const byCode = new Map<string, string>();
+    const list: EmojiEntry[] = [];
+    for (const e of (compact.default as CompactEmoji[]).slice().sort((a, b) => (a.order ?? 0) - (b.order ?? 0))) {
+      if (e.group === 2) continue; // components (skin tones, hair, regional letters) are not picked alone
+      const raw = codes[e.hexcode];
+      const shortcodes = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+      for (const c of shortcodes) byCode.set(c, e.unicode);
+      list.push({ unicode: e.unicode, label: e.label, shortcodes, tags: e.tags ?? [], group: e.group ?? 8 });
+    }
+    data = { byCode, list };
+    for (const l of listeners) l();
+    return data;
+  });
+  return loading;
+}
+
+export function onEmojiLoaded(listener: () => void) {
+  listeners.add(listener);
+  return () => void listeners.delete(listener);
+}
+
+export const emojiLoaded = () => data !== null;
+
+const SHORTCODE = /:([a-z0-9_+-]{1,60}):/gi;
+
+/** The character of a shortcode (without colons), or null (also while the data is loading, which this starts). */
+export function emojiFor(shortcode: string): string | null {
+  if (!data) {
+    void loadEmoji();
+    return null;
+  }
+  return data.byCode.get(shortcode.toLowerCase()) ?? null;
+}
+
+export const hasShortcode = (text: string) => /:[a-z0-9_+-]{1,60}:/i.test(text);
+
+/** `:tada:` -> 🎉 for every known shortcode; unknown ones stay as typed. */
+export function replaceShortcodes(text: string): string {
+  if (!hasShortcode(text)) return text;
+  return text.replace(SHORTCODE, (whole, code: string) => emojiFor(code) ?? whole);
+}
+
+/** A reaction's emoji as shown: a stored shortcode name becomes its character. */
+export const reactionChar = (emoji: string) => (/^[a-z0-9_+-]+$/i.test(emoji) ? emojiFor(emoji) ?? `:${emoji}:` : emoji);
+
+export const GROUPS = ['Smileys', 'People', 'Components', 'Animals and nature', 'Food and drink', 'Travel and places', 'Activities', 'Objects', 'Symbols', 'Flags'];
+
+/** Emoji whose label, tags or shortcodes contain every word of the query. */
+export function searchEmoji(list: EmojiEntry[], query: string, limit = 200): EmojiEntry[] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  if (!words.length) return list.slice(0, limit);
+  const out: EmojiEntry[] = [];
+  for (const e of list) {
+    const hay = `${e.label} ${e.tags.join(' ')} ${e.shortcodes.join(' ')}`.toLowerCase();
+    if (words.every((w) => hay.includes(w))) out.push(e);
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+const RECENT_ITEM = 'axid.emoji.recent';
+const RECENT_MAX = 16;
+
+/** Recently used emoji (characters), newest first. */
+export function recentEmoji(storage: KeyValueStorage): string[] {
+  try {
+    const v = JSON.parse(storage.getItem(RECENT_ITEM) ?? '[]') as unknown;
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').slice(0, RECENT_MAX) : [];
+  } catch {
+    return [];
+  }
+}
+
+export function noteRecentEmoji(storage: KeyValueStorage, unicode: string) {
+  storage.setItem(RECENT_ITEM, JSON.stringify([unicode, ...recentEmoji(storage).filter((x) => x !== unicode)].slice(0, RECENT_MAX)));
+}

@@ -1,0 +1,150 @@
+// The web app, round two (issue 24): nothing typed lands in the wrong
+// conversation (drafts, dialogs that take and give back focus), replies count
+// live for the replier, the switcher lists a person once, and a hook post is
+// a sender of its own. Everything found by role and accessible name.
+import { expect } from 'chai';
+import type { Locator, Page } from 'playwright-core';
+import { newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
+import { afterEachTest, launchBrowser, screenshot, signedIn, type TestBrowser } from './browser.js';
+
+async function channelWith(ws: TestWorkspace, members: string[] = [], body: Record<string, unknown> = {}) {
+  const res = await ws.owner.post('/api/v1/channels', { name: uniqueName('ch'), ...body });
+  expect(res.status, JSON.stringify(res.body)).to.equal(201);
+  for (const id of members) expect((await ws.owner.post(`/api/v1/channels/${res.body.data.id}/members`, { user_id: id })).status).to.equal(201);
+  return res.body.data as { id: string; name: string };
+}
+
+const sidebar = (page: Page) => page.getByRole('navigation', { name: 'Conversations' });
+const focused = (l: Locator) => l.evaluate((el) => el === document.activeElement);
+
+/** Tab and Shift+Tab 12 times each: focus never leaves the dialog. */
+async function expectTrapped(page: Page, dialog: Locator) {
+  for (const key of ['Tab', 'Shift+Tab']) {
+    for (let i = 0; i < 12; i++) {
+      await page.keyboard.press(key);
+      expect(await dialog.evaluate((d) => d.contains(document.activeElement)), `${key} #${i} left the dialog`).to.equal(true);
+    }
+  }
+}
+
+describe('web app: conversations keep what belongs to them', function () {
+  this.timeout(90_000);
+  let b: TestBrowser;
+  before(async () => (b = await launchBrowser()));
+  afterEach(async function () {
+    await afterEachTest(this);
+  });
+  after(async () => b?.close());
+
+  it('keeps each draft in its own conversation across a switch and a reload', async () => {
+    const ws = await newWorkspace();
+    const one = await channelWith(ws);
+    const two = await channelWith(ws);
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${one.id}`);
+    const page = app.page;
+    await page.getByLabel(`Message #${one.name}`).fill('half a thought for one');
+    await sidebar(page).getByRole('link', { name: new RegExp(two.name) }).click();
+    const second = page.getByLabel(`Message #${two.name}`);
+    expect(await second.inputValue()).to.equal('');
+    await second.fill('draft for two');
+    // Enter in two sends two's text only.
+    await second.press('Enter');
+    await page.getByRole('article', { name: /draft for two/ }).and(page.locator('[data-state="sent"]')).waitFor();
+    await sidebar(page).getByRole('link', { name: new RegExp(one.name) }).click();
+    expect(await page.getByLabel(`Message #${one.name}`).inputValue()).to.equal('half a thought for one');
+    await page.reload();
+    expect(await page.getByLabel(`Message #${one.name}`).inputValue()).to.equal('half a thought for one');
+    await sidebar(page).getByRole('link', { name: new RegExp(two.name) }).click();
+    expect(await page.getByLabel(`Message #${two.name}`).inputValue()).to.equal('');
+    const posted = await ws.owner.get(`/api/v1/channels/${one.id}/messages`);
+    expect(posted.body.data).to.have.length(0);
+    app.assertClean();
+  });
+
+  it('moves focus into every dialog, keeps it there and gives it back; Ctrl+K from the composer never posts', async () => {
+    const ws = await newWorkspace();
+    const ch = await channelWith(ws);
+    const other = await channelWith(ws);
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const page = app.page;
+    const composer = page.getByLabel(`Message #${ch.name}`);
+    await composer.click();
+    await page.keyboard.press('Control+k');
+    // Typed at once, with no wait: it goes to the switcher, and Enter opens the pick.
+    await page.keyboard.type(other.name.slice(0, 10));
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: `#${other.name}` }).waitFor();
+    expect((await ws.owner.get(`/api/v1/channels/${ch.id}/messages`)).body.data).to.have.length(0);
+    expect(await composer.count()).to.equal(0);
+
+    const dialogs: [string, string][] = [
+      ['Jump to…', 'Jump to a conversation'],
+      ['Create a channel', 'Create a channel'],
+    ];
+    for (const [button, title] of dialogs) {
+      const trigger = page.getByRole('button', { name: button });
+      await trigger.focus();
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog', { name: title });
+      await dialog.waitFor();
+      expect(await dialog.evaluate((d) => d.contains(document.activeElement)), `${title} took focus`).to.equal(true);
+      await expectTrapped(page, dialog);
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      expect(await focused(trigger), `${title} gave focus back`).to.equal(true);
+    }
+    app.assertClean();
+  });
+
+  it('counts a reply live for the person who wrote it, and lists a person once in the switcher', async () => {
+    const ws = await newWorkspace();
+    const bobName = uniqueName('bob');
+    const bob = await ws.user({ name: bobName });
+    const ch = await channelWith(ws, [bob.id]);
+    await ws.owner.post(`/api/v1/channels/${ch.id}/messages`, { content: 'root of a thread' });
+    const app = await signedIn(b, stack().url, bob.key, `/c/${ch.id}`);
+    const page = app.page;
+    const root = page.getByRole('article', { name: /root of a thread/ }).first();
+    await root.hover();
+    await root.getByRole('button', { name: 'Reply in thread' }).click();
+    const thread = page.getByRole('complementary', { name: 'Thread' });
+    await thread.getByLabel('Reply in thread').fill('my reply');
+    await thread.getByLabel('Reply in thread').press('Enter');
+    await thread.getByRole('article', { name: /my reply/ }).and(page.locator('[data-state="sent"]')).waitFor();
+    await page.getByRole('main').getByRole('button', { name: '1 reply' }).waitFor();
+
+    // Bob has a DM with the owner: the owner is listed once.
+    const me = await ws.owner.get('/api/v1/users/me');
+    expect((await bob.client.post('/api/v1/dms', { user_ids: [me.body.data.id] })).status).to.be.oneOf([200, 201]);
+    await page.reload();
+    await page.getByRole('heading', { name: `#${ch.name}` }).waitFor();
+    await page.keyboard.press('Control+k');
+    const search = page.getByRole('combobox', { name: 'Search channels and people' });
+    await search.fill(me.body.data.display_name || me.body.data.name);
+    const options = page.getByRole('listbox').getByRole('option');
+    await options.first().waitFor();
+    expect(await options.count()).to.equal(1);
+    app.assertClean();
+  });
+
+  it("never hides a hook post under a person's message: its own author line, bot badge and username", async () => {
+    const ws = await newWorkspace();
+    const ch = await channelWith(ws);
+    const hook = await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: ch.id, name: 'CI' });
+    expect(hook.status, JSON.stringify(hook.body)).to.equal(201);
+    await ws.owner.post(`/api/v1/channels/${ch.id}/messages`, { content: 'a person writes first' });
+    const res = await fetch(`${stack().url}/hooks/compat/${hook.body.data.id}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ text: 'deploy finished', username: 'Deploy Bot' }),
+    });
+    expect(res.status).to.equal(200);
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const post = app.page.getByRole('article', { name: /^Deploy Bot: deploy finished/ });
+    await post.waitFor();
+    await post.getByText('Deploy Bot', { exact: true }).waitFor();
+    await post.getByText('bot', { exact: true }).waitFor();
+    await screenshot(app.page, 'hook-post');
+    app.assertClean();
+  });
+});
