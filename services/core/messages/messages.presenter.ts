@@ -146,3 +146,29 @@ export const presentReaction = (r: { message_id: string; emoji: string; user_id:
   user_id: r.user_id,
   created_at: r.created_at,
 });
+
+/** An earlier version of a message (edit history, level 3). */
+export const MessageEditSchema = named(
+  'MessageEdit',
+  z.strictObject({
+    content: z.string(),
+    content_json: ContentDocumentSchema.nullable(),
+    metadata: z.strictObject({ type: z.string(), data: z.record(z.string(), z.unknown()) }).nullable(),
+    edited_at: Timestamp.describe('When this version was written (the message\'s created_at for the first version)'),
+    editor_id: z.string().nullable().describe('Who wrote this version'),
+  }),
+);
+
+export const presentMessageEdit = (row: {
+  content: string;
+  content_json: unknown;
+  metadata: unknown;
+  edited_at: Date;
+  editor_id: string | null;
+}): z.infer<typeof MessageEditSchema> => ({
+  content: row.content,
+  content_json: (row.content_json ?? null) as ContentDocument | null,
+  metadata: (row.metadata ?? null) as MessageObject['metadata'],
+  edited_at: row.edited_at,
+  editor_id: row.editor_id,
+});

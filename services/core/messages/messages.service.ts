@@ -7,13 +7,13 @@ import type { Knex } from '../../../shared/db/knex.js';
 import { validateContentJson } from '../../../shared/blocks/index.js';
 import { AppError, forbidden, invalid, notFound } from '../../../shared/errors.js';
 import { publishEphemeral, recordEvents, type AxidEvent } from '../../../shared/events.js';
-import { decodeCursor, listJson } from '../../../shared/http/envelope.js';
+import { decodeCursor, list, listJson, pageOf, type PageQuery } from '../../../shared/http/envelope.js';
 import { parseOrThrow } from '../../../shared/validation.js';
 import { isUuid } from '../../../shared/ids.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { requireReadable, type ChannelKind } from '../channels/channels.access.js';
 import { canDeleteMessage, canEditMessage, canParticipate } from './messages.policy.js';
-import { presentMessage, presentReaction, type ContentDocument, type MessageDisplay, type MessageObject, type MessageRow } from './messages.presenter.js';
+import { presentMessage, presentMessageEdit, presentReaction, type ContentDocument, type MessageDisplay, type MessageObject, type MessageRow } from './messages.presenter.js';
 import { sanitizeContent } from './messages.sanitize.js';
 import { Content, Metadata, isEmoji, type ListMessagesInput, type PostMessageInput, type UpdateMessageInput } from './messages.schemas.js';
 import * as store from './messages.store.js';
@@ -181,13 +181,22 @@ export async function updateMessage(rt: Runtime, actor: Actor, channelId: string
   }
   return rt.db.transaction(async (trx) => {
     // Deleted meanwhile: nothing to edit.
-    if ((await store.updateMessage(trx, existing.id, patch)) === 0) throw notFound('Message');
+    if (!(await store.keepVersion(trx, existing.id))) throw notFound('Message');
+    await store.updateMessage(trx, existing.id, patch);
     const row = (await store.findMessage(trx, channel.id, existing.id)) as MessageRow;
     const reactions = await store.reactionsFor(trx, [row.id]);
     const message = presentMessage(row, reactions.get(row.id) ?? []);
     await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channel.id), data: { message } }]);
     return message;
   });
+}
+
+/** Edit history: the earlier versions of a message, newest first, to whoever can read it. */
+export async function listEdits(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, q: PageQuery) {
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  const message = await requireMessage(rt, channel.id, messageId);
+  const rows = await store.listEdits(rt.db, message.id, { before: decodeCursor(q.cursor), limit: q.limit });
+  return list(pageOf(rows, q.limit, presentMessageEdit));
 }
 
 export async function deleteMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string) {

@@ -202,6 +202,44 @@ export async function reactionsFor(db: Db, messageIds: string[]): Promise<Map<st
   return byMessage;
 }
 
+/**
+ * Keeps the version an edit is about to replace (edit history), locking the
+ * message so that concurrent edits each keep the version they replace.
+ * Returns false when the message is gone.
+ */
+export async function keepVersion(trx: Knex.Transaction, id: string): Promise<boolean> {
+  const { rowCount } = await trx.raw(
+    `WITH current AS (
+       SELECT id, content, content_json, metadata, coalesce(edited_at, created_at) AS written_at, author_id
+         FROM messages WHERE id = ?::uuid FOR UPDATE
+     )
+     INSERT INTO message_edits (message_id, content, content_json, metadata, edited_at, editor_id)
+     SELECT id, content, content_json, metadata, written_at, author_id FROM current`,
+    [id],
+  );
+  return rowCount === 1;
+}
+
+export interface MessageEditRow {
+  seq: number;
+  content: string;
+  content_json: unknown;
+  metadata: unknown;
+  edited_at: Date;
+  editor_id: string | null;
+}
+
+/** A message's earlier versions, newest first (keyset on seq; limit + 1 rows). */
+export const listEdits = (db: Db, messageId: string, o: { before?: number; limit: number }) =>
+  db('message_edits')
+    .where({ message_id: messageId })
+    .modify((q) => {
+      if (o.before !== undefined) q.where('seq', '<', o.before);
+    })
+    .orderBy('seq', 'desc')
+    .limit(o.limit + 1)
+    .select('seq', 'content', 'content_json', 'metadata', 'edited_at', 'editor_id') as Promise<MessageEditRow[]>;
+
 export const updateMessage = async (db: Db, id: string, patch: Record<string, unknown>) =>
   db('messages')
     .where({ id })

@@ -6,6 +6,7 @@ import * as messageInsertChecks from './005_message_insert_checks.js';
 import * as jobOutbox from './006_job_outbox.js';
 import * as messageJsonAsWritten from './007_message_json_as_written.js';
 import * as interactions from './020_interactions.js';
+import * as messageEdits from './021_message_edits.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '006_job_outbox': jobOutbox,
   '007_message_json_as_written': messageJsonAsWritten,
   '020_interactions': interactions,
+  '021_message_edits': messageEdits,
 };

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { ok } from '../../../../shared/http/envelope.js';
+import { PageQuery, ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
 import type { ChannelKind } from '../../../core/channels/channels.access.js';
-import { MessageSchema, ReactionSchema } from '../../../core/messages/messages.presenter.js';
+import { MessageEditSchema, MessageSchema, ReactionSchema } from '../../../core/messages/messages.presenter.js';
 import { ListMessagesQuery, PostMessageBody, ReactionBody, UpdateMessageBody } from '../../../core/messages/messages.schemas.js';
 import * as messages from '../../../core/messages/messages.service.js';
 
@@ -47,6 +47,19 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       async ({ rt, actor, params }) => {
         await messages.deleteMessage(rt, actor, params[param]!, kind, params.message_id!);
       },
+    )
+    .add(
+      {
+        method: 'get',
+        path: `${base}/messages/{message_id}/edits`,
+        summary: 'Earlier versions of a message (edit history), newest first',
+        since: 3,
+        tag,
+        params: PM,
+        query: PageQuery,
+        response: listOf(MessageEditSchema),
+      },
+      ({ rt, actor, params, query }) => messages.listEdits(rt, actor, params[param]!, kind, params.message_id!, query),
     )
     .add(
       {
