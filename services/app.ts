@@ -5,6 +5,7 @@ import Koa, { type Next } from 'koa';
 import type Router from '@koa/router';
 import { AppError } from '../shared/errors.js';
 import type { AppContext, AppState } from '../shared/http/context.js';
+import { clientAddress } from '../shared/http/client-address.js';
 import { corsMiddleware } from '../shared/http/cors.js';
 import { renderErrors } from '../shared/http/errors.js';
 import { opsRoutes } from '../shared/http/ops.js';
@@ -25,7 +26,9 @@ export interface HttpRoles {
 }
 
 export function createApp(rt: Runtime, roles: HttpRoles) {
-  const app = new Koa<AppState>({ proxy: true });
+  // Forwarding headers are believed only from TRUSTED_PROXIES (client-address.ts), never by Koa.
+  const app = new Koa<AppState>({ proxy: false });
+  app.use(clientAddress(rt.config.trustedProxies));
   app.use(requestContext(rt));
   // Outside renderErrors, so error answers keep the CORS headers, and before
   // the rate limit, so preflights (answered here) are not counted.

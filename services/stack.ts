@@ -91,8 +91,10 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
 
 /** The connections and instruments every role is handed. */
 async function connect(config: Config, log: Logger, deps: Dependencies, readsEvents: boolean): Promise<Runtime> {
-  const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10, log);
-  const redis = createRedis(deps.redisUrl, 'axid-commands', { autoPipelining: true });
+  // The embedded PGlite (one connection, for trying Axid out) is left unbounded.
+  const bounds = deps.embeddedDatabase ? undefined : { statementTimeoutMs: config.dbStatementTimeoutMs };
+  const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10, log, bounds);
+  const redis = createRedis(deps.redisUrl, 'axid-commands', { autoPipelining: true, commandTimeoutMs: config.redisCommandTimeoutMs });
   redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
   // On Node 20 the AWS SDK prints a multi-line notice that its releases after
   // January 2027 need Node 22 (docs/decisions.md, "Node versions"); the SDK's
@@ -144,7 +146,13 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
 async function migrate(rt: Runtime, deps: Dependencies) {
   const { bootstrapWorkspace } = await import('./core/bootstrap.js');
   await ensureDatabase(deps.databaseUrl);
-  await migrateLatest(rt.db, { lock: !deps.embeddedDatabase, then: (trx) => bootstrapWorkspace(trx, rt.config, rt.log) });
+  // Migrations and their lock wait may rightly outlast the runtime pool's bounds: a pool of their own, unbounded.
+  const db = deps.embeddedDatabase ? rt.db : createDb(deps.databaseUrl, 2, rt.log);
+  try {
+    await migrateLatest(db, { lock: !deps.embeddedDatabase, then: (trx) => bootstrapWorkspace(trx, rt.config, rt.log) });
+  } finally {
+    if (db !== rt.db) await db.destroy();
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 // The one configuration loader. Every variable (README.md, "Configuration") is
 // read here, validated at once, and every bad value is reported together. The
 // `Config` type is what the schema outputs, so it is written once.
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { DEFAULT_FEATURE_LEVEL, type FeatureLevel } from './feature-level.js';
 
@@ -47,6 +48,28 @@ const originList = z
     return [...new Set(origins)];
   });
 
+// Addresses or CIDRs of the proxies whose X-Forwarded-For is believed (or
+// proxy-addr's names loopback, linklocal, uniquelocal), or a hop count.
+const trustedProxies = z
+  .string()
+  .default('')
+  .transform((s, ctx): TrustedProxies => {
+    const text = s.trim();
+    if (/^\d+$/.test(text)) return Number(text);
+    const entries = text.split(',').map((x) => x.trim()).filter(Boolean);
+    for (const entry of entries) {
+      try {
+        proxyaddr.compile(entry);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `"${entry}" is not an address, a CIDR (10.0.0.0/8), loopback, linklocal or uniquelocal; or give a hop count alone` });
+      }
+    }
+    return entries;
+  });
+
+/** A list of addresses/CIDRs, or how many proxies in front (shared/http/client-address.ts). */
+export type TrustedProxies = string[] | number;
+
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 const EnvSchema = z.object({
@@ -91,9 +114,13 @@ const EnvSchema = z.object({
   // before the worker enqueues its job again.
   JOB_RECONCILE_AFTER: positiveInt(30),
   STREAM_MAX_PER_USER: positiveInt(50),
+  // Bounds on a hung dependency (docs/reliability.md, "A hung dependency").
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2_000),
   TRACKER_HOSTS: commaList('linear.app'),
   CODE_HOSTS: commaList('github.com'),
   CORS_ORIGINS: originList,
+  TRUSTED_PROXIES: trustedProxies,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // auto (npm start): the embedded stand-ins of shared/embedded.ts take over
   // when nothing answers; off (image, compose, k8s): a missing store stops the start.
@@ -148,10 +175,16 @@ const ConfigSchema = EnvWithCredentials.transform((e) => ({
   jobReconcileAfter: e.JOB_RECONCILE_AFTER,
   /** Open event streams one user may hold on one gateway process (services/gateway/gateway.ts). */
   streamMaxPerUser: e.STREAM_MAX_PER_USER,
+  /** PostgreSQL statement_timeout of the runtime's pool; lock, idle-in-transaction and client-side bounds follow from it (shared/db/knex.ts). */
+  dbStatementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+  /** ioredis commandTimeout of the command connection (shared/redis.ts). */
+  redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
   trackerHosts: e.TRACKER_HOSTS,
   codeHosts: e.CODE_HOSTS,
   /** Browser origins allowed to call the API and read the stream (exact matches); empty: no CORS. */
   corsOrigins: e.CORS_ORIGINS,
+  /** Whose X-Forwarded-For is believed (none by default): shared/http/client-address.ts. */
+  trustedProxies: e.TRUSTED_PROXIES,
   logLevel: e.LOG_LEVEL,
   /** Whether shared/embedded.ts may start PGlite, redis-server and the S3 server when nothing answers. */
   embedded: e.EMBEDDED,

@@ -52,15 +52,27 @@ export const isUniqueViolation = (err: unknown, constraint?: string): boolean =>
 // server shutting down or starting up (57P01 admin_shutdown, 57P02, 57P03
 // cannot_connect_now), any connection exception (class 08), too many
 // connections, or no pooled connection within knex's acquire timeout.
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300']);
+// A hung dependency is unavailable too: Postgres's statement_timeout (57014
+// query_canceled), lock_timeout (55P03), idle_in_transaction_session_timeout
+// (25P03), and the client-side bounds whose errors carry only a message
+// (shared/db/knex.ts, shared/redis.ts).
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300', '57014', '55P03', '25P03']);
+const UNAVAILABLE_MESSAGES = new Set([
+  'Connection terminated unexpectedly',
+  'Connection terminated',
+  'Connection terminated due to connection timeout',
+  'timeout expired',
+  'Query read timeout',
+  'Command timed out',
+]);
 
 export function isDependencyUnavailable(err: unknown): boolean {
   const e = err as { code?: unknown; name?: string; message?: string; errors?: unknown[] } | null;
   if (!e || typeof e !== 'object') return false;
   if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('08'))) return true;
   if (e.name === 'KnexTimeoutError') return true;
-  // node-postgres reports a connection closed under it with this message and no code.
-  if (e.message === 'Connection terminated unexpectedly' || e.message === 'Connection terminated') return true;
+  // node-postgres reports a connection closed under it, and both clients their timeouts, with a message and no code.
+  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.has(e.message)) return true;
   // A connect attempt to several addresses fails with an AggregateError of them.
   return Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every(isDependencyUnavailable);
 }

@@ -2,7 +2,7 @@
 // (an outbox row, committed or rolled back with the change); the relay moves
 // them to the Redis stream once committed (relay/outbox-relay.ts). Ephemeral events
 // (typing) skip the outbox and go straight to the stream.
-import type { Db, Knex } from './db/knex.js';
+import { commitDeadline, type Db, type Knex } from './db/knex.js';
 import { serviceUnavailable } from './errors.js';
 import type { Redis } from './redis.js';
 
@@ -115,7 +115,8 @@ function afterCommit(rt: EventSink, trx: Db, events: AxidEvent[]) {
 /** Records events in the caller's transaction; they are published after commit. */
 export async function recordEvents(rt: EventSink, trx: Db, events: AxidEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await trx('outbox').insert(events.map((event) => ({ event: JSON.stringify(event) })));
+  const commitBy = commitDeadline(trx);
+  await trx('outbox').insert(events.map((event) => ({ event: JSON.stringify(event), commit_by: commitBy })));
   afterCommit(rt, trx, events);
 }
 

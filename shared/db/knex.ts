@@ -14,15 +14,91 @@ export interface DbLog {
   warn(obj: object, msg: string): void;
 }
 
-export function createDb(databaseUrl: string, poolMax = 10, log?: DbLog): Knex {
+/**
+ * Bounds on every query of a pool (a hung or paused PostgreSQL must not hold a
+ * request; docs/reliability.md, "A hung dependency"). Left out for migrations,
+ * whose DDL and migration lock may rightly take long.
+ */
+export interface DbBounds {
+  /** Server side: statement_timeout (and lock_timeout, idle_in_transaction_session_timeout from it). */
+  statementTimeoutMs: number;
+}
+
+/** The client-side bound: the server's own timeout answers first while the server runs. */
+export const clientTimeoutMs = (b: DbBounds) => b.statementTimeoutMs + 1_000;
+
+export function createDb(databaseUrl: string, poolMax = 10, log?: DbLog, bounds?: DbBounds): Knex {
   const warn = (message: unknown) => log?.warn({ err: String((message as Error)?.message ?? message) }, 'database');
   return knexFactory({
     client: 'pg',
-    connection: { connectionString: databaseUrl, application_name: 'axid' },
-    pool: { min: 0, max: poolMax },
-    acquireConnectionTimeout: 10_000,
+    connection: {
+      connectionString: databaseUrl,
+      application_name: 'axid',
+      ...(bounds
+        ? {
+            statement_timeout: bounds.statementTimeoutMs,
+            // A transaction waits for a row lock at most this long, then rolls back.
+            lock_timeout: Math.max(1, Math.floor(bounds.statementTimeoutMs / 2)),
+            idle_in_transaction_session_timeout: bounds.statementTimeoutMs * 2,
+            query_timeout: clientTimeoutMs(bounds),
+            connectionTimeoutMillis: clientTimeoutMs(bounds),
+          }
+        : {}),
+    },
+    pool: { min: 0, max: poolMax, ...(bounds ? { afterCreate: abandonOnTimeout } : {}) },
+    acquireConnectionTimeout: bounds ? clientTimeoutMs(bounds) : 10_000,
     ...(log ? { log: { warn, error: warn, deprecate: warn, debug: () => undefined } } : {}),
   });
+}
+
+/**
+ * When a write recording events must commit by (outbox.commit_by, migration
+ * 010): before its client can give up on the statement that commits it, with
+ * room for clocks a little apart. Null on an unbounded pool. The bound is read
+ * from the pool's settings, which a transaction shares.
+ */
+export function commitDeadline(db: Db): string | null {
+  const timeout = (db.client.config.connection as { query_timeout?: number } | undefined)?.query_timeout;
+  return timeout ? new Date(Date.now() + timeout - COMMIT_MARGIN_MS).toISOString() : null;
+}
+
+/** Clocks of the API and the database may differ by this much before a late commit could slip through. */
+const COMMIT_MARGIN_MS = 500;
+
+/** node-postgres's message when query_timeout fires (it has no code). */
+export const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/**
+ * A query that timed out on the client side closes its connection: the
+ * server (paused, or stuck) may still run what was sent, but once it reads the
+ * closed socket it rolls the open transaction back, so a request that answered
+ * 503 does not commit later. (node-postgres alone only stops waiting: the
+ * connection went back to the pool with its transaction still open, and the
+ * next request's statements ran inside it.) A statement or COMMIT already
+ * sent is refused by the database past its deadline instead (commitDeadline).
+ */
+function abandonOnTimeout(conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) {
+  // Looked up at each call, not bound once: the prototype's method is the one to wrap (tests count queries there).
+  const query = (...args: unknown[]) => (Object.getPrototypeOf(conn).query as (...a: unknown[]) => unknown).apply(conn, args);
+  const abandon = (err: unknown) => {
+    if ((err as Error | undefined)?.message !== QUERY_TIMEOUT_MESSAGE) return;
+    // Marks it disposed for knex (its 'end' listener) and fails what is queued on it.
+    (conn as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+  };
+  (conn as unknown as { query: unknown }).query = (...args: unknown[]) => {
+    const last = args.at(-1);
+    if (typeof last === 'function') {
+      args[args.length - 1] = (err: unknown, res: unknown) => {
+        abandon(err);
+        (last as (err: unknown, res: unknown) => void)(err, res);
+      };
+      return query(...args);
+    }
+    const result = query(...args);
+    if (result instanceof Promise) result.catch(abandon);
+    return result;
+  };
+  done(null, conn);
 }
 
 /** Creates the database named in the URL if it does not exist yet. */

@@ -1,4 +1,5 @@
 import type { Next } from 'koa';
+import { RETRY_AFTER_UNAVAILABLE_S } from '../errors.js';
 import type { AppContext } from './context.js';
 
 /** /healthz, /readyz and /metrics on every role; not rate limited. */
@@ -14,6 +15,7 @@ export async function opsRoutes(ctx: AppContext, next: Next): Promise<void> {
       ctx.state.route = ctx.path;
       const ready = await rt.ready();
       ctx.status = ready ? 200 : 503;
+      if (!ready) ctx.set('Retry-After', String(RETRY_AFTER_UNAVAILABLE_S));
       ctx.body = { status: ready ? 'ready' : 'unavailable' };
       return;
     }

@@ -2,7 +2,7 @@
 // and restart the database (never the machine's shared server). Postgres
 // refuses to run as root: as root, the server runs as the `postgres` user.
 import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -20,6 +20,7 @@ export class PrivatePostgres {
   private readonly bin = binDir();
   private readonly asRoot = process.getuid?.() === 0;
   private running = false;
+  private paused: number[] = [];
 
   private constructor(
     readonly port: number,
@@ -67,7 +68,28 @@ export class PrivatePostgres {
     this.running = false;
   }
 
+  /** Every process of the server (postmaster and backends): open sockets stay, nothing answers. */
+  private async pids(): Promise<number[]> {
+    const postmaster = Number(readFileSync(path.join(this.data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const { stdout } = await run('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }));
+    return [postmaster, ...stdout.split('\n').filter(Boolean).map(Number)];
+  }
+
+  /** SIGSTOP: a hung server, not a stopped one (connections stay open, nothing is answered). */
+  async pause() {
+    this.paused = await this.pids();
+    for (const pid of this.paused) process.kill(pid, 'SIGSTOP');
+  }
+
+  /** SIGCONT to every process paused, and to any forked since (there should be none). */
+  async resume() {
+    const pids = this.paused;
+    this.paused = [];
+    for (const pid of pids) process.kill(pid, 'SIGCONT');
+  }
+
   async stop() {
+    await this.resume().catch(() => undefined);
     await this.down().catch(() => undefined);
     rmSync(this.dir, { recursive: true, force: true });
   }

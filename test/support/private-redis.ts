@@ -55,7 +55,17 @@ export class PrivateRedis {
     });
   }
 
+  /** SIGSTOP: a hung server, not a stopped one (the connection stays open, nothing is answered). */
+  pause() {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume() {
+    this.child?.kill('SIGCONT');
+  }
+
   async down() {
+    this.resume();
     const child = this.child;
     this.child = null;
     if (!child) return;

@@ -92,3 +92,22 @@ describe('configuration: FEATURE_LEVEL', () => {
     for (const bad of ['1', '4', 'three']) expect(() => loadConfig({ FEATURE_LEVEL: bad })).to.throw(ConfigError, /FEATURE_LEVEL/);
   });
 });
+
+describe('configuration: TRUSTED_PROXIES and dependency bounds', () => {
+  it('trusts no proxy by default, and reads a list of addresses/CIDRs/names or a hop count', () => {
+    expect(loadConfig({}).trustedProxies).to.deep.equal([]);
+    expect(loadConfig({ TRUSTED_PROXIES: '10.0.0.0/8, 127.0.0.1 ,fd00::/8,loopback' }).trustedProxies).to.deep.equal(['10.0.0.0/8', '127.0.0.1', 'fd00::/8', 'loopback']);
+    expect(loadConfig({ TRUSTED_PROXIES: '2' }).trustedProxies).to.equal(2);
+  });
+
+  it('refuses what is neither, naming the entry', () => {
+    expect(configError({ TRUSTED_PROXIES: '10.0.0.0/8, ingress.local' })).to.match(/TRUSTED_PROXIES: "ingress.local" is not an address/);
+    expect(configError({ TRUSTED_PROXIES: '300.1.1.1' })).to.match(/TRUSTED_PROXIES/);
+  });
+
+  it('bounds Postgres statements at 5 s and Redis commands at 2 s unless told otherwise', () => {
+    expect(loadConfig({})).to.include({ dbStatementTimeoutMs: 5000, redisCommandTimeoutMs: 2000 });
+    expect(loadConfig({ DB_STATEMENT_TIMEOUT_MS: '800', REDIS_COMMAND_TIMEOUT_MS: '300' })).to.include({ dbStatementTimeoutMs: 800, redisCommandTimeoutMs: 300 });
+    expect(configError({ DB_STATEMENT_TIMEOUT_MS: '0' })).to.match(/DB_STATEMENT_TIMEOUT_MS/);
+  });
+});

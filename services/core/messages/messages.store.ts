@@ -1,4 +1,4 @@
-import { runPrepared, type Db, type Knex, type PreparedStatement } from '../../../shared/db/knex.js';
+import { commitDeadline, runPrepared, type Db, type Knex, type PreparedStatement } from '../../../shared/db/knex.js';
 import type { JsonPage } from '../../../shared/http/envelope.js';
 import { MESSAGE_FIELDS, type MessageField, type MessageRow, type ReactionSummary } from './messages.presenter.js';
 
@@ -43,7 +43,7 @@ const INSERT_MESSAGE: PreparedStatement = {
   text: `WITH m AS (
        INSERT INTO messages (${MESSAGE_INSERT_COLUMNS}) VALUES (${MESSAGE_INSERT_VALUES})
      )
-     INSERT INTO outbox (event) VALUES ($14::jsonb) RETURNING id`,
+     INSERT INTO outbox (event, commit_by) VALUES ($14::jsonb, $15::timestamptz) RETURNING id`,
 };
 
 const INSERT_REPLY: PreparedStatement = {
@@ -62,7 +62,7 @@ const INSERT_REPLY: PreparedStatement = {
      ), hint AS (
        UPDATE messages SET has_replies = true WHERE id = (SELECT thread_id FROM m) AND NOT has_replies
      )
-     INSERT INTO outbox (event) SELECT $14::jsonb FROM m RETURNING id`,
+     INSERT INTO outbox (event, commit_by) SELECT $14::jsonb, $15::timestamptz FROM m RETURNING id`,
 };
 
 /**
@@ -88,6 +88,7 @@ export async function insertMessageWithEvent(db: Knex, m: NewMessage, eventJson:
     m.webhook_id,
     m.created_at.toISOString(),
     eventJson,
+    commitDeadline(db),
   ];
   const { rows } = await runPrepared<{ id: string }>(db, m.thread_id === null ? INSERT_MESSAGE : INSERT_REPLY, values);
   return rows.length === 1 ? Number(rows[0]!.id) : null;

@@ -5,6 +5,7 @@ import * as messagePageHints from './004_message_page_hints.js';
 import * as messageInsertChecks from './005_message_insert_checks.js';
 import * as jobOutbox from './006_job_outbox.js';
 import * as messageJsonAsWritten from './007_message_json_as_written.js';
+import * as outboxCommitBy from './010_outbox_commit_by.js';
 import * as interactions from './020_interactions.js';
 import * as messageEdits from './021_message_edits.js';
 
@@ -16,6 +17,7 @@ export const migrations: Record<string, Knex.Migration> = {
   '005_message_insert_checks': messageInsertChecks,
   '006_job_outbox': jobOutbox,
   '007_message_json_as_written': messageJsonAsWritten,
+  '010_outbox_commit_by': outboxCommitBy,
   '020_interactions': interactions,
   '021_message_edits': messageEdits,
 };
