@@ -266,17 +266,27 @@ describe('POST /hooks/compat/{id} (chat-platform compatible)', () => {
         '> CI',
       ].join('\n'),
     );
+    // The attachment as a card: pretext, linked title, text with its link, fields, footer, colour.
+    const link = (text: string, href: string) => ({ type: 'text', text, marks: [{ type: 'link', attrs: { href } }] });
+    const para = (...content: unknown[]) => ({ type: 'paragraph', content });
+    const field = (title: string, value: string) => ({
+      type: 'list_item',
+      content: [para({ type: 'text', text: title, marks: [{ type: 'bold' }] }, { type: 'text', text: ': ' }, { type: 'text', text: value })],
+    });
     expect(message.content_json).to.deep.equal({
       type: 'doc',
       content: [
-        { type: 'paragraph', content: [{ type: 'text', text: 'Build finished' }] },
+        para({ type: 'text', text: 'Build finished' }),
         {
-          type: 'block_quote',
-          attrs: {
-            blockName: 'quote',
-            version: 1,
-            props: { text: 'Pipeline #42\nOpen the build\nAll [tests](https://ci.example.com/42/tests) passed\nBranch: main\nDuration: 3m\nCI' },
-          },
+          type: 'blockquote',
+          attrs: { kind: 'attachment', color: 'good' },
+          content: [
+            para({ type: 'text', text: 'Pipeline #42' }),
+            { type: 'heading', attrs: { level: 4 }, content: [link('Open the build', 'https://ci.example.com/42')] },
+            para({ type: 'text', text: 'All ' }, link('tests', 'https://ci.example.com/42/tests'), { type: 'text', text: ' passed' }),
+            { type: 'bullet_list', attrs: { kind: 'fields' }, content: [field('Branch', 'main'), field('Duration', '3m')] },
+            { type: 'paragraph', attrs: { kind: 'footer' }, content: [{ type: 'text', text: 'CI' }] },
+          ],
         },
       ],
     });
@@ -343,7 +353,7 @@ describe('POST /hooks/compat/{id} (chat-platform compatible)', () => {
     const contains = (...parts: string[]): Check => (m) => {
       for (const p of parts) expect(m.content).to.include(p);
       expect(m.content).not.to.match(/\bnull\b/);
-      expect(JSON.stringify(m.content_json)).to.include('block_quote');
+      expect(JSON.stringify(m.content_json)).to.include('"kind":"attachment"');
     };
     const expected: Record<string, { status: 200 | 400; check?: Check; rendered?: boolean }> = {
       'text.json': { status: 200, check: (m) => expect(m.content).to.equal('Hello, world.') },

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { contentDisposition } from '../../services/core/files/files.service.js';
 import { canDeleteWebhook, seesAllWebhooks } from '../../services/core/webhooks/webhooks.policy.js';
-import { readCompatPost, renderCompatMessage, slackLinksToMarkdown } from '../../services/core/webhooks/webhooks.compat.js';
+import { mrkdwnToMarkdown, readCompatPost, renderCompatMessage, slackLinksToMarkdown } from '../../services/core/webhooks/webhooks.compat.js';
 import type { Actor } from '../../shared/auth.js';
 
 const actor = (role: Actor['role'], userId = 'u1'): Actor => ({ keyId: 'k', userId, workspaceId: 'w', role, isAgent: false });
@@ -12,6 +12,21 @@ describe('webhook compat rules (pure)', () => {
       'see [the graph](https://a.example/x) or http://b.example',
     );
     expect(slackLinksToMarkdown('<javascript:alert(1)|x> <!channel>')).to.equal('<javascript:alert(1)|x> <!channel>');
+  });
+
+  it('turns mrkdwn into markdown at ingest: bold, italic, strike, code, links; snake_case and markdown bold stay', () => {
+    expect(mrkdwnToMarkdown('Deploy *done* by _bob_ ~old~ `x*y*` see <https://a.example/x|the log> and <https://b.example>')).to.equal(
+      'Deploy **done** by *bob* ~~old~~ `x*y*` see [the log](https://a.example/x) and [https://b.example](https://b.example)',
+    );
+    expect(mrkdwnToMarkdown('snake_case_name a*b*c **already** <!here> <@U123>')).to.equal('snake_case_name a*b*c **already** <!here> <@U123>');
+    const { content, doc } = renderCompatMessage('*Build* &lt;42&gt;', []);
+    expect(content).to.equal('**Build** &lt;42&gt;');
+    expect(doc.content).to.deep.equal([{ type: 'paragraph', content: [{ type: 'text', text: 'Build', marks: [{ type: 'bold' }] }, { type: 'text', text: ' <42>' }] }]);
+  });
+
+  it('keeps an attachment colour only when it is good, warning, danger or a hex colour', () => {
+    const color = (c: unknown) => readCompatPost({ attachments: [{ title: 'T', color: c }] }).attachments[0]!.color;
+    expect([color('good'), color('danger'), color('#36A64F'), color('abc'), color('red'), color('url(x)'), color(5)]).to.deep.equal(['good', 'danger', '#36a64f', '#abc', null, null, null]);
   });
 
   it('ignores unknown fields and keeps only valid display overrides', () => {

@@ -114,5 +114,7 @@ export async function afterEachTest(ctx: Mocha.Context) {
 
 export async function screenshot(page: Page, name: string) {
   mkdirSync(SCREENSHOTS, { recursive: true });
+  // Web fonts (the emoji fallback) drawn first.
+  await page.evaluate(() => document.fonts.ready.then(() => undefined)).catch(() => undefined);
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
 }

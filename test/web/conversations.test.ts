@@ -147,4 +147,71 @@ describe('web app: conversations keep what belongs to them', function () {
     await screenshot(app.page, 'hook-post');
     app.assertClean();
   });
+
+  it('shows a Slack-compatible post as sent: mrkdwn, username and icon, attachments as cards; emoji shortcodes and the picker', async () => {
+    const ws = await newWorkspace();
+    const ch = await channelWith(ws);
+    const hook = await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: ch.id, name: 'CI' });
+    const res = await fetch(`${stack().url}/hooks/compat/${hook.body.data.id}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        text: 'Deploy *done* :rocket: by _ci_',
+        username: 'Release Train',
+        icon_emoji: ':zap:',
+        attachments: [
+          {
+            color: 'danger',
+            title: 'Build 42',
+            title_link: 'https://ci.example.com/42',
+            text: 'see <https://ci.example.com/42/log|the log>',
+            fields: [
+              { title: 'Branch', value: 'main', short: true },
+              { title: 'Duration', value: '3m', short: true },
+            ],
+            footer: 'CI server',
+          },
+        ],
+      }),
+    });
+    expect(res.status).to.equal(200);
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const page = app.page;
+    const post = page.getByRole('article', { name: /^Release Train: / });
+    const card = post.getByRole('group', { name: 'Attachment' });
+    await card.waitFor(); // drawn once the worker has rendered the attachments (message.updated)
+    expect(await post.getByText('done', { exact: true }).evaluate((el) => el.tagName)).to.equal('STRONG');
+    expect(await post.getByText('ci', { exact: true }).evaluate((el) => el.tagName)).to.equal('EM');
+    await post.getByText(/Deploy\s*done\s*🚀/).first().waitFor(); // :rocket: drawn as the emoji
+    expect(await card.getByRole('link', { name: 'Build 42' }).getAttribute('href')).to.equal('https://ci.example.com/42');
+    expect(await card.getByRole('link', { name: 'the log' }).getAttribute('href')).to.equal('https://ci.example.com/42/log');
+    expect((await card.getByRole('listitem').allInnerTexts()).map((t) => t.trim())).to.deep.equal(['Branch: main', 'Duration: 3m']);
+    await card.getByText('CI server').waitFor();
+    await post.getByText('⚡').waitFor(); // the icon_emoji as the avatar
+    await post.getByText('bot', { exact: true }).waitFor();
+    await screenshot(page, 'hook-attachments');
+
+    // The composer's emoji picker: a dialog with its own searchbox, the pick goes in the text, recents come first next time.
+    const composer = page.getByLabel(`Message #${ch.name}`);
+    await composer.fill('ship it ');
+    await page.getByRole('button', { name: 'Insert emoji' }).click();
+    const picker = page.getByRole('dialog', { name: 'Emoji' });
+    const search = picker.getByRole('searchbox', { name: 'Search emoji' });
+    expect(await focused(search)).to.equal(true);
+    await search.fill('party');
+    await picker.getByRole('button', { name: 'party popper' }).click();
+    await picker.waitFor({ state: 'detached' });
+    expect(await composer.inputValue()).to.equal('ship it 🎉');
+    await composer.press('Enter');
+    await page.getByRole('article', { name: /ship it 🎉/ }).and(page.locator('[data-state="sent"]')).waitFor();
+    await page.getByRole('button', { name: 'Insert emoji' }).click();
+    await picker.getByRole('region', { name: 'Recently used' }).getByRole('button', { name: 'party popper' }).waitFor();
+    await screenshot(page, 'emoji-picker');
+    await page.keyboard.press('Escape');
+    // A :shortcode: typed by a person is drawn too.
+    await composer.fill('nice :tada: work');
+    await composer.press('Enter');
+    await page.getByRole('article', { name: /nice :tada: work/ }).getByText('nice 🎉 work').waitFor();
+    app.assertClean();
+  });
 });

@@ -8,8 +8,6 @@ import { checkInput } from '../../../shared/http/input.js';
 export const MAX_CONTENT = 40_000;
 const MAX_ATTACHMENTS = 50;
 const MAX_FIELDS = 50;
-/** A quote block's text limit (shared/blocks). */
-const MAX_QUOTE = 4000;
 
 export interface CompatField {
   title: string | null;
@@ -24,6 +22,8 @@ export interface CompatAttachment {
   text: string | null;
   fields: CompatField[];
   footer: string | null;
+  /** `good`, `warning`, `danger` or `#rrggbb` (the card's colour bar); anything else is dropped. */
+  color: string | null;
 }
 
 export interface Display {
@@ -83,7 +83,16 @@ export function readAttachment(raw: unknown): CompatAttachment | null {
     text: piece(raw.text),
     fields,
     footer: piece(raw.footer),
+    color: readColor(raw.color),
   };
+}
+
+function readColor(value: unknown): string | null {
+  const c = piece(value);
+  if (!c) return null;
+  if (/^(good|warning|danger)$/.test(c)) return c;
+  const hex = /^#?([0-9a-f]{6}|[0-9a-f]{3})$/i.exec(c);
+  return hex ? `#${hex[1]!.toLowerCase()}` : null;
 }
 
 const showsSomething = (a: CompatAttachment) =>
@@ -141,9 +150,9 @@ export function absoluteHttpUrl(value: string): boolean {
   }
 }
 
-/** What the message says until the worker has rendered the attachments. */
+/** What the message says until the worker has rendered the attachments (the text as markdown). */
 export function placeholderContent(post: CompatPost): string {
-  if (post.text) return post.text;
+  if (post.text) return mrkdwnToMarkdown(post.text);
   const first = post.attachments[0]!;
   const f = first.fields[0];
   return (first.fallback ?? first.pretext ?? first.title ?? first.text ?? first.footer ?? (f ? f.title ?? f.value : null) ?? '').slice(
@@ -159,54 +168,127 @@ export function slackLinksToMarkdown(text: string): string {
   );
 }
 
+// ---- mrkdwn -------------------------------------------------------------
+// The chat platform's own markup ("mrkdwn"): *bold*, _italic_, ~strike~,
+// `code`, <https://x|label> and <https://x>, with &amp; &lt; &gt; escaped. It
+// is turned into the app's markdown (content) and into marked text nodes
+// (content_json) at ingest, so every client shows it as the sender meant.
+// Other <...> forms (<@U123>, <!here>) stay as typed.
+
+interface Piece {
+  text: string;
+  marks: ('bold' | 'italic' | 'strike' | 'code')[];
+  href?: string;
+}
+
+const MRKDWN =
+  /`([^`\n]+)`|<(https?:\/\/[^|>\s]+)(?:\|([^>]*))?>|(?<![\w*])\*(?=\S)([^*\n]*?\S)\*(?![\w*])|(?<![\w_])_(?=\S)([^_\n]*?\S)_(?![\w_])|(?<![\w~])~(?=\S)([^~\n]*?\S)~(?![\w~])/g;
+
+const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
+/** The pieces of a mrkdwn line, their texts still escaped as sent. */
+export function parseMrkdwn(text: string): Piece[] {
+  const out: Piece[] = [];
+  let at = 0;
+  for (const m of text.matchAll(MRKDWN)) {
+    if (m.index > at) out.push({ text: text.slice(at, m.index), marks: [] });
+    const [, code, url, label, bold, italic, strike] = m;
+    if (code !== undefined) out.push({ text: code, marks: ['code'] });
+    else if (url !== undefined) out.push({ text: label || url, marks: [], href: url });
+    else {
+      // The inside may hold links and other marks (`*<https://x|Runbook>*`).
+      const mark = bold !== undefined ? 'bold' : italic !== undefined ? 'italic' : 'strike';
+      for (const p of parseMrkdwn((bold ?? italic ?? strike)!)) out.push({ ...p, marks: p.marks.includes(mark) ? p.marks : [mark, ...p.marks] });
+    }
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) out.push({ text: text.slice(at), marks: [] });
+  return out;
+}
+
+const MD_WRAP = { bold: '**', italic: '*', strike: '~~', code: '`' } as const;
+
+/** mrkdwn as the app's markdown (entities stay escaped: markdown reads them as the characters). */
+export function mrkdwnToMarkdown(text: string): string {
+  return parseMrkdwn(text)
+    .map((p) => p.marks.reduceRight((t, mark) => `${MD_WRAP[mark]}${t}${MD_WRAP[mark]}`, p.href ? `[${p.text}](${p.href})` : p.text))
+    .join('');
+}
+
+interface DocNode {
+  type: string;
+  text?: string;
+  marks?: { type: string; attrs?: { href: string } }[];
+  attrs?: Record<string, unknown>;
+  content?: DocNode[];
+}
+
+/** mrkdwn as inline text nodes with marks; links only to https addresses (the block rules), else plain text. */
+function inlineNodes(text: string, extra: string[] = []): DocNode[] {
+  return parseMrkdwn(text)
+    .filter((p) => p.text !== '')
+    .map((p) => {
+      const marks: NonNullable<DocNode['marks']> = [...extra, ...p.marks].map((type) => ({ type }));
+      if (p.href?.startsWith('https://')) marks.push({ type: 'link', attrs: { href: p.href } });
+      return { type: 'text', text: unescape(p.text), ...(marks.length ? { marks } : {}) };
+    });
+}
+
+/** Lines as paragraphs (hard breaks kept as separate paragraphs). */
+const paragraphs = (text: string): DocNode[] =>
+  text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => ({ type: 'paragraph', content: inlineNodes(line) }));
+
 export interface RenderedAttachment {
-  /** Lines as plain text (quote block). */
-  plain: string[];
-  /** The same lines as markdown (content). */
+  /** Lines as markdown (content). */
   markdown: string[];
+  /** The attachment as a card: a blockquote node marked `attachment`, with its colour. */
+  card: DocNode;
 }
 
 export function renderAttachment(a: CompatAttachment): RenderedAttachment {
-  const plain: string[] = [];
   const markdown: string[] = [];
-  const add = (p: string, m: string = p) => {
-    plain.push(...p.split('\n'));
-    markdown.push(...m.split('\n'));
+  const card: DocNode[] = [];
+  const addText = (text: string) => {
+    markdown.push(...mrkdwnToMarkdown(text).split('\n'));
+    card.push(...paragraphs(text));
   };
-  if (a.pretext) add(slackLinksToMarkdown(a.pretext));
+  if (a.pretext) addText(a.pretext);
   if (a.title) {
     // A relative link would point at this service: the title stays plain text.
     // The address as parsed (spaces and the like percent-encoded), so it stays one destination.
-    const linked = a.title_link && absoluteHttpUrl(a.title_link) ? `**[${a.title}](${new URL(a.title_link).href})**` : `**${a.title}**`;
-    add(a.title, linked);
+    const link = a.title_link && absoluteHttpUrl(a.title_link) ? new URL(a.title_link).href : null;
+    markdown.push(link ? `**[${a.title}](${link})**` : `**${a.title}**`);
+    const marks = link?.startsWith('https://') ? [{ type: 'link', attrs: { href: link } }] : [];
+    card.push({ type: 'heading', attrs: { level: 4 }, content: [{ type: 'text', text: a.title, ...(marks.length ? { marks } : {}) }] });
   }
-  if (a.text) add(slackLinksToMarkdown(a.text));
-  for (const f of a.fields) {
-    const line = f.title && f.value ? `${f.title}: ${f.value}` : (f.title ?? f.value)!;
-    add(slackLinksToMarkdown(line), f.title && f.value ? `**${f.title}**: ${slackLinksToMarkdown(f.value)}` : slackLinksToMarkdown(line));
+  if (a.text) addText(a.text);
+  if (a.fields.length) {
+    const items: DocNode[] = [];
+    for (const f of a.fields) {
+      if (f.title && f.value) markdown.push(`**${f.title}**: ${mrkdwnToMarkdown(f.value)}`);
+      else markdown.push(mrkdwnToMarkdown((f.title ?? f.value)!));
+      const content = f.title && f.value ? [{ type: 'text', text: f.title, marks: [{ type: 'bold' }] }, { type: 'text', text: ': ' }, ...inlineNodes(f.value)] : inlineNodes((f.title ?? f.value)!);
+      items.push({ type: 'list_item', content: [{ type: 'paragraph', content }] });
+    }
+    card.push({ type: 'bullet_list', attrs: { kind: 'fields' }, content: items });
   }
-  if (a.footer) add(slackLinksToMarkdown(a.footer));
-  if (plain.length === 0 && a.fallback) add(slackLinksToMarkdown(a.fallback));
-  return { plain, markdown };
+  if (a.footer) {
+    markdown.push(...mrkdwnToMarkdown(a.footer).split('\n'));
+    card.push({ type: 'paragraph', attrs: { kind: 'footer' }, content: inlineNodes(a.footer) });
+  }
+  if (markdown.length === 0 && a.fallback) addText(a.fallback);
+  return { markdown, card: { type: 'blockquote', attrs: { kind: 'attachment', color: a.color ?? null }, content: card } };
 }
 
-/** The message once rendered: text, then each attachment as a quote. */
+/** The message once rendered: text, then each attachment as a quote (content) and a card (content_json). */
 export function renderCompatMessage(text: string | null, attachments: CompatAttachment[]) {
-  const rendered = attachments.map(renderAttachment).filter((r) => r.plain.length > 0);
+  const rendered = attachments.map(renderAttachment).filter((r) => r.markdown.length > 0);
   const quotes = rendered.map((r) => r.markdown.map((line) => (line.trim() === '' ? '>' : `> ${line}`)).join('\n'));
-  let content = [text, ...quotes].filter((x): x is string => Boolean(x)).join('\n\n');
+  let content = [text ? mrkdwnToMarkdown(text) : null, ...quotes].filter((x): x is string => Boolean(x)).join('\n\n');
   if (content.length > MAX_CONTENT) content = `${content.slice(0, MAX_CONTENT - 1)}…`;
-
-  const doc = {
-    type: 'doc',
-    content: [
-      ...(text ? [{ type: 'paragraph', content: [{ type: 'text', text }] }] : []),
-      ...rendered.map((r) => {
-        let quote = r.plain.join('\n').trim();
-        if (quote.length > MAX_QUOTE) quote = `${quote.slice(0, MAX_QUOTE - 1)}…`;
-        return { type: 'block_quote', attrs: { blockName: 'quote', version: 1, props: { text: quote } } };
-      }),
-    ],
-  };
+  const doc = { type: 'doc', content: [...(text ? paragraphs(text) : []), ...rendered.map((r) => r.card)] };
   return { content, doc };
 }

@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage, uploadFile } from '../lib/api.js';
 import { draftKey, loadDraft, saveDraft } from '../lib/drafts.js';
 import { mentionDoc, mentionedIn } from '../lib/mentions.js';
+import { EmojiPicker } from './emoji-picker.js';
 import type { User } from '../lib/types.js';
 import { displayName, useClient } from './context.js';
 
@@ -23,6 +24,7 @@ export function Composer({ conversationId, threadId, label }: { conversationId: 
   const [uploads, setUploads] = useState<Upload[]>([]);
   const [query, setQuery] = useState<string | null>(null);
   const [active, setActive] = useState(0);
+  const [emoji, setEmoji] = useState(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const listId = `mentions-${threadId ?? conversationId}`;
 
@@ -99,6 +101,18 @@ export function Composer({ conversationId, threadId, label }: { conversationId: 
         </div>
       ))}
       {error ? <p class="error" role="alert">{error}</p> : null}
+      {emoji ? (
+        <EmojiPicker
+          onClose={() => setEmoji(false)}
+          onPick={(e) => {
+            // Inserted at the caret; the dialog gives focus back to the button, so the text box is focused again after.
+            const el = area.current!;
+            const at = el.selectionStart ?? text.length;
+            setText(text.slice(0, at) + e.unicode + text.slice(el.selectionEnd ?? at));
+            setTimeout(() => el.focus(), 0);
+          }}
+        />
+      ) : null}
       {candidates.length ? (
         <ul class="mention-list" role="listbox" id={listId} aria-label="Mention someone">
           {candidates.map((u, i) => (
@@ -145,6 +159,7 @@ export function Composer({ conversationId, threadId, label }: { conversationId: 
             }
           }}
         />
+        <button type="button" class="btn attach" aria-label="Insert emoji" title="Insert emoji" onClick={() => setEmoji(true)}>☺</button>
         <label class="btn attach" title="Attach a file">
           📎<span class="sr-only">Attach a file</span>
           <input type="file" class="sr-only" onChange={(e) => (void upload([...(e.currentTarget.files ?? [])]), (e.currentTarget.value = ''))} />

@@ -100,14 +100,22 @@ function Node({ node, message }: { node: DocNode; message: Message }): JSX.Eleme
     case 'mention':
       return <Mention node={node} />;
     case 'paragraph':
-      return <p><Children node={node} message={message} /></p>;
+      return <p class={node.attrs?.kind === 'footer' ? 'card-footer' : undefined}><Children node={node} message={message} /></p>;
     case 'heading':
       return <h4><Children node={node} message={message} /></h4>;
     case 'blockquote':
+      // A compatible hook's attachment (webhooks.compat.ts): a card with its colour bar.
+      if (node.attrs?.kind === 'attachment') {
+        return (
+          <div class={`attachment-card ${attachmentColour(node.attrs.color)}`} role="group" aria-label="Attachment">
+            <Children node={node} message={message} />
+          </div>
+        );
+      }
       return <blockquote><Children node={node} message={message} /></blockquote>;
     case 'bullet_list':
     case 'bulletList':
-      return <ul><Children node={node} message={message} /></ul>;
+      return <ul class={node.attrs?.kind === 'fields' ? 'card-fields' : undefined}><Children node={node} message={message} /></ul>;
     case 'ordered_list':
     case 'orderedList':
       return <ol><Children node={node} message={message} /></ol>;
@@ -126,6 +134,20 @@ function Node({ node, message }: { node: DocNode; message: Message }): JSX.Eleme
     default:
       return <Children node={node} message={message} />;
   }
+}
+
+/** An attachment's colour as one of a few classes (never a style attribute): named ones, else a hex colour's hue. */
+export function attachmentColour(raw: unknown): string {
+  if (raw === 'good' || raw === 'warning' || raw === 'danger') return `bar-${raw}`;
+  const hex = typeof raw === 'string' ? /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(raw) : null;
+  if (!hex) return 'bar-none';
+  const h = hex[1]!.length === 3 ? [...hex[1]!].map((c) => c + c).join('') : hex[1]!;
+  const [r, g, b] = [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16) / 255) as [number, number, number];
+  const max = Math.max(r, g, b);
+  const min = Math.min(r, g, b);
+  if (max - min < 0.12) return 'bar-grey';
+  const hue = max === r ? ((g - b) / (max - min) + 6) % 6 : max === g ? (b - r) / (max - min) + 2 : (r - g) / (max - min) + 4;
+  return `bar-h${Math.round(hue) % 6}`;
 }
 
 const VARIANTS = new Set(['info', 'success', 'warning', 'error']);
