@@ -127,6 +127,20 @@ const EnvSchema = z.object({
   EMBEDDED: z.enum(['auto', 'off']).default('auto'),
   // 2: the documented interface, byte for byte; 3: the capabilities of
   // docs/feature-levels.md (shared/feature-level.ts).
+  // Single sign-on (level 3, contract §12; docs/sso.md): on when the three are set.
+  OIDC_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  // The name on the sign-in button; the issuer's host when unset.
+  OIDC_NAME: z.string().min(1).max(80).optional(),
+  // Whether a verified email the workspace does not know becomes a new member.
+  OIDC_AUTO_CREATE: boolFlag(false),
+  // scrypt's cost N (a power of two) for new password hashes (docs/security.md).
+  PASSWORD_SCRYPT_N: z.coerce
+    .number()
+    .int()
+    .refine((n) => n >= 1024 && n <= 2 ** 20 && (n & (n - 1)) === 0, 'must be a power of two from 1024 to 1048576')
+    .default(2 ** 16),
   FEATURE_LEVEL: z
     .enum(['2', '3'])
     .default(String(DEFAULT_FEATURE_LEVEL) as '2')
@@ -146,7 +160,19 @@ const EnvWithCredentials = S3_CREDENTIALS.reduce(
   EnvSchema,
 );
 
-const ConfigSchema = EnvWithCredentials.transform((e) => ({
+// Single sign-on needs its three settings together: one missing is a mistake, not "off".
+const OIDC_SETTINGS = ['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const;
+const EnvChecked = OIDC_SETTINGS.reduce(
+  (schema, name) =>
+    schema.refine((e) => OIDC_SETTINGS.every((n) => e[n] === undefined) || e[name] !== undefined, {
+      path: [name],
+      message: `is required when any of ${OIDC_SETTINGS.join(', ')} is set (set all three for single sign-on)`,
+      when: () => true,
+    }),
+  EnvWithCredentials,
+);
+
+const ConfigSchema = EnvChecked.transform((e) => ({
   roles: e.ROLES,
   port: e.PORT,
   host: e.HOST,
@@ -190,6 +216,19 @@ const ConfigSchema = EnvWithCredentials.transform((e) => ({
   embedded: e.EMBEDDED,
   /** 2 or 3: what the service offers (shared/feature-level.ts). */
   featureLevel: e.FEATURE_LEVEL,
+  /** Single sign-on (services/core/auth/oidc.ts); null when not configured. */
+  oidc:
+    e.OIDC_ISSUER && e.OIDC_CLIENT_ID && e.OIDC_CLIENT_SECRET
+      ? {
+          issuer: e.OIDC_ISSUER,
+          clientId: e.OIDC_CLIENT_ID,
+          clientSecret: e.OIDC_CLIENT_SECRET,
+          name: e.OIDC_NAME ?? new URL(e.OIDC_ISSUER).host,
+          autoCreate: e.OIDC_AUTO_CREATE,
+        }
+      : null,
+  /** scrypt cost for new password hashes (services/core/auth/passwords.ts). */
+  passwordScryptN: e.PASSWORD_SCRYPT_N,
 }));
 
 export type Config = z.output<typeof ConfigSchema>;

@@ -3,8 +3,10 @@
 
 export const ERROR_STATUS = {
   validation_error: 400,
+  invite_invalid: 400,
   unauthorized: 401,
   key_expired: 401,
+  invalid_credentials: 401,
   forbidden: 403,
   user_limit_reached: 403,
   not_found: 404,
@@ -23,6 +25,12 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Codes that exist from a feature level on: the OpenAPI document of a lower level does not list them. */
+export const ERROR_SINCE: Partial<Record<ErrorCode, 3>> = {
+  invite_invalid: 3,
+  invalid_credentials: 3,
+};
 
 export class AppError extends Error {
   readonly status: number;

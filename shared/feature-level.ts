@@ -19,3 +19,26 @@ export interface LevelSpan {
 /** Whether something declared for `span` exists at `level`. */
 export const existsAt = (span: LevelSpan, level: FeatureLevel): boolean =>
   level >= (span.since ?? 2) && level <= (span.until ?? Infinity);
+
+// Fields that exist from a level on (a user's `email` at 3): declared once on
+// the zod schema with `fromLevel`, then left out of a level below it by the
+// route table (request bodies and queries: the field is unknown there, as
+// before) and by the OpenAPI document (response objects). Presenters add such
+// a field only where `existsAt(span, level)` says so.
+const fieldLevels = new WeakMap<object, LevelSpan>();
+
+/** Marks a field's schema as existing at `span` only (`{since: 3}`). */
+export function fromLevel<T extends object>(span: LevelSpan, schema: T): T {
+  fieldLevels.set(schema, span);
+  return schema;
+}
+
+/** The names of an object shape's fields that do not exist at `level`. */
+export function fieldsAbsentAt(shape: Record<string, unknown>, level: FeatureLevel): string[] {
+  return Object.entries(shape)
+    .filter(([, field]) => {
+      const span = field && typeof field === 'object' ? fieldLevels.get(field) : undefined;
+      return span !== undefined && !existsAt(span, level);
+    })
+    .map(([name]) => name);
+}

@@ -24,6 +24,18 @@ export function createMetrics() {
       help: 'Requests refused with 429',
       registers: [registry],
     }),
+    signIns: new client.Counter({
+      name: 'axid_sign_in_attempts_total',
+      help: 'Sign-in attempts (password, single sign-on, one-time codes, invites) by outcome',
+      labelNames: ['method', 'outcome'] as const,
+      registers: [registry],
+    }),
+    passwordChecks: new client.Histogram({
+      name: 'axid_password_check_seconds',
+      help: 'Time of one password hash check, a dummy one for an unknown email included (tune PASSWORD_SCRYPT_N with it)',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
     eventsPublished: new client.Counter({
       name: 'axid_events_published_total',
       help: 'Events written to the Redis stream',

@@ -4,10 +4,10 @@ import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { ERROR_STATUS, type ErrorCode } from '../../shared/errors.js';
+import { ERROR_SINCE, ERROR_STATUS, type ErrorCode } from '../../shared/errors.js';
 import { namedSchemas, schemaName } from '../../shared/http/responses.js';
 import { RouteTable, type RouteSpec } from '../../shared/http/route.js';
-import { DEFAULT_FEATURE_LEVEL, type FeatureLevel } from '../../shared/feature-level.js';
+import { DEFAULT_FEATURE_LEVEL, fieldsAbsentAt, type FeatureLevel } from '../../shared/feature-level.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -44,6 +44,7 @@ const TAGS = [
   { name: 'Workspace', description: 'The workspace of the API key, its settings and members' },
   { name: 'Users and agents', description: 'People and AI agents; creating one returns its first API key once' },
   { name: 'API keys', description: "The caller's own keys" },
+  { name: 'Sign-in', description: 'Invites, passwords, single sign-on and one-time codes, each ending in an ordinary API key (feature level 3)' },
   { name: 'Channels', description: 'Public and private channels and their members' },
   { name: 'Messages', description: 'Messages, threads and reactions in a channel' },
   { name: 'Direct messages', description: 'Conversations between 2 to 9 users, and their messages' },
@@ -148,7 +149,7 @@ function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, Jso
  * and each route's response body as JSON Schema referring to them. One zod
  * registry converts them together, so a named schema inside a body becomes a `$ref`.
  */
-function responseSchemas(specs: RouteSpec[]) {
+function responseSchemas(specs: RouteSpec[], level: FeatureLevel) {
   const registry = z.registry<{ id: string }>();
   for (const [name, schema] of namedSchemas) registry.add(schema, { id: name });
   const inline = new Map<z.ZodType, string>();
@@ -169,6 +170,14 @@ function responseSchemas(specs: RouteSpec[]) {
         ctx.jsonSchema.type = 'string';
         ctx.jsonSchema.format = 'date-time';
       }
+      // Fields of another feature level (shared/feature-level.ts fromLevel) are not in this level's document.
+      if (ctx.zodSchema instanceof z.ZodObject) {
+        const properties = ctx.jsonSchema.properties as JsonSchema | undefined;
+        for (const name of fieldsAbsentAt(ctx.zodSchema.shape, level)) {
+          delete properties?.[name];
+          ctx.jsonSchema.required = (ctx.jsonSchema.required as string[] | undefined)?.filter((r) => r !== name);
+        }
+      }
     },
   }) as { schemas: Record<string, JsonSchema> };
   for (const json of Object.values(schemas)) {
@@ -181,6 +190,9 @@ function responseSchemas(specs: RouteSpec[]) {
     const name = schemaName(spec.response);
     bodies.set(spec.response, name ? ref(name) : schemas[inline.get(spec.response)!]!);
   }
+  // Error codes of a later level are not this level's.
+  const codeEnum = (schemas.Error as any)?.properties?.error?.properties?.code; // eslint-disable-line @typescript-eslint/no-explicit-any
+  if (codeEnum?.enum) codeEnum.enum = (codeEnum.enum as ErrorCode[]).filter((code) => (ERROR_SINCE[code] ?? 2) <= level);
   // Only the schemas this level's routes refer to (a level-3 object is no component of the level-2 document).
   const used = new Set<string>();
   const visit = (json: unknown): void => {
@@ -211,7 +223,7 @@ function responseSchemas(specs: RouteSpec[]) {
 export function buildOpenApi(tables: RouteTable[]) {
   const level = tables[0]?.level ?? DEFAULT_FEATURE_LEVEL;
   const specs = tables.flatMap((table) => table.specs);
-  const { bodies, components } = responseSchemas(specs);
+  const { bodies, components } = responseSchemas(specs, level);
   const errors = new Map<string, JsonSchema>();
   const paths: Record<string, Record<string, unknown>> = {};
   for (const table of tables) {
@@ -242,7 +254,8 @@ export function buildOpenApi(tables: RouteTable[]) {
     },
     // Relative: the page at /docs and generated clients call the host that served the document.
     servers: [{ url: '/', description: 'The host serving this document' }],
-    tags: TAGS,
+    // Only tags with operations at this level (Sign-in is level 3's).
+    tags: TAGS.filter((tag) => Object.values(paths).some((ops) => Object.values(ops).some((op) => (op as { tags: string[] }).tags.includes(tag.name)))),
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An Axid API key' } },

@@ -5,6 +5,8 @@ import { DEFAULT_FEATURE_LEVEL, type FeatureLevel } from '../../shared/feature-l
 import { RouteTable } from '../../shared/http/route.js';
 import { docsRoutes } from './openapi.js';
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
+import { authRoutes } from './modules/auth/auth.routes.js';
+import { inviteRoutes } from './modules/invites/invites.routes.js';
 import { channelRoutes } from './modules/channels/channels.routes.js';
 import { dmRoutes } from './modules/dms/dms.routes.js';
 import { fileRoutes } from './modules/files/files.routes.js';
@@ -25,6 +27,8 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   workspaceRoutes(v1);
   userRoutes(v1);
   apiKeyRoutes(v1);
+  authRoutes(v1);
+  inviteRoutes(v1);
   channelRoutes(v1);
   messageRoutes(v1, { base: '/channels/{channel_id}', param: 'channel_id', kind: 'channel', tag: 'Messages', typing: true });
   dmRoutes(v1);

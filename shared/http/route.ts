@@ -6,7 +6,7 @@ import type { Next } from 'koa';
 import { z } from 'zod';
 import { authenticate, bearerToken, type Actor } from '../auth.js';
 import { AppError, type ErrorCode } from '../errors.js';
-import { DEFAULT_FEATURE_LEVEL, existsAt, type FeatureLevel, type LevelSpan } from '../feature-level.js';
+import { DEFAULT_FEATURE_LEVEL, existsAt, fieldsAbsentAt, type FeatureLevel, type LevelSpan } from '../feature-level.js';
 import type { Runtime } from '../runtime.js';
 import type { AppContext, AppState } from './context.js';
 import { JsonText } from './envelope.js';
@@ -76,6 +76,13 @@ type Result<R> = R extends z.ZodType ? z.infer<R> | JsonText | Reply<z.infer<R>>
 type Handler<P, Q, B, R> = (req: RouteRequest<P, Q, B>) => Result<R> | Promise<Result<R>>;
 
 const JSON_LIMIT = '1mb';
+
+/** An input schema as it is at `level`: fields declared for other levels (`fromLevel`) left out, so they are unknown keys there. */
+function inputAt<S extends z.ZodType | undefined>(schema: S, level: FeatureLevel): S {
+  if (!(schema instanceof z.ZodObject)) return schema;
+  const absent = fieldsAbsentAt(schema.shape, level);
+  return (absent.length ? schema.omit(Object.fromEntries(absent.map((name) => [name, true])) as never) : schema) as unknown as S;
+}
 const noNext = async () => {};
 
 /** A handler result whose status depends on the outcome (201 created, 200 already there). */
@@ -105,6 +112,7 @@ export class RouteTable {
     handler: Handler<z.infer<P>, z.infer<Q>, z.infer<B>, R>,
   ): this {
     if (!existsAt(spec, this.level)) return this;
+    spec = { ...spec, body: inputAt(spec.body, this.level), query: inputAt(spec.query, this.level) };
     this.specs.push(spec as unknown as RouteSpec);
     const koaPath = this.prefix + spec.path.replace(/\{(\w+)\}/g, ':$1');
     const pattern = this.prefix + spec.path;

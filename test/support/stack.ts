@@ -37,6 +37,8 @@ export function testEnv(overrides: Record<string, string> = {}): TestEnv {
     DATA_DIR: dataDir,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_POINTS: '100000',
+    // Cheap password hashes: the suite hashes hundreds (the default costs ~100 ms each).
+    PASSWORD_SCRYPT_N: '4096',
     BOOTSTRAP_ADMIN_KEY: randomBytes(24).toString('base64url'),
     ...overrides,
   });

@@ -2,7 +2,10 @@ import type { Actor, WorkspaceRole } from '../../../shared/auth.js';
 
 // Pure permission rules (who may what: docs/decisions.md), unit-tested without I/O.
 
-export const isAdmin = (actor: Actor) => actor.role === 'owner' || actor.role === 'admin';
+export const isAdmin = (actor: Pick<Actor, 'role'>) => actor.role === 'owner' || actor.role === 'admin';
+
+/** A person's email is seen by that person and by owners and admins (contract §12). */
+export const canSeeEmail = (viewer: Pick<Actor, 'userId' | 'role'>, userId: string) => viewer.userId === userId || isAdmin(viewer);
 
 /** Agents never create users or agents, whatever their role. */
 export const canCreateUsers = (actor: Actor) => isAdmin(actor) && !actor.isAgent;

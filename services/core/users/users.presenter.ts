@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import type { Actor } from '../../../shared/auth.js';
+import { existsAt, fromLevel, type FeatureLevel, type LevelSpan } from '../../../shared/feature-level.js';
 import { Timestamp, named } from '../../../shared/http/responses.js';
+import { canSeeEmail } from './users.policy.js';
 
 export interface UserRow {
   id: string;
@@ -12,7 +15,14 @@ export interface UserRow {
   is_agent: boolean;
   created_at: Date;
   deactivated_at: Date | null;
+  /** Level 3 (contract §12): set by invites, owners/admins, single sign-on. */
+  email: string | null;
+  /** A scrypt hash in PHC form (services/core/auth/passwords.ts); never rendered. */
+  password_hash: string | null;
 }
+
+/** `email` is a field of level 3 (contract §12). */
+export const USER_EMAIL: LevelSpan = { since: 3 };
 
 export const UserSchema = named(
   'User',
@@ -24,6 +34,10 @@ export const UserSchema = named(
     role: z.enum(['owner', 'admin', 'member']),
     is_agent: z.boolean(),
     created_at: Timestamp,
+    email: fromLevel(
+      USER_EMAIL,
+      z.string().nullable().optional().describe('Shown to the user and to owners and admins only (feature level 3); null when none is set'),
+    ),
   }),
 );
 
@@ -38,6 +52,7 @@ export const CreatedUserSchema = named(
   }),
 );
 
+/** A user as anyone in the workspace sees it (events, other people's reads): never with an email. */
 export const presentUser = (row: UserRow): UserObject => ({
   id: row.id,
   name: row.name,
@@ -47,3 +62,9 @@ export const presentUser = (row: UserRow): UserObject => ({
   is_agent: row.is_agent,
   created_at: row.created_at,
 });
+
+/** A user as `viewer` reads it: with `email` at level 3 when the viewer is the user or an owner/admin. */
+export const presentUserTo =
+  (level: FeatureLevel, viewer: Pick<Actor, 'userId' | 'role'>) =>
+  (row: UserRow): UserObject =>
+    existsAt(USER_EMAIL, level) && canSeeEmail(viewer, row.id) ? { ...presentUser(row), email: row.email ?? null } : presentUser(row);

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { fromLevel } from '../../../shared/feature-level.js';
 import { PageQuery } from '../../../shared/http/envelope.js';
+import { Password } from '../auth/passwords.js';
 
 export const Name = z
   .string()
@@ -25,6 +27,9 @@ export const UpdateMeBody = z.strictObject({
   name: Name.optional(),
   display_name: DisplayName.optional(),
   avatar_url: AvatarUrl.optional(),
+  // Level 3 (contract §12): a new password, with the current one when there is one.
+  password: fromLevel({ since: 3 }, Password.optional()),
+  current_password: fromLevel({ since: 3 }, z.string().min(1).max(256).optional()),
 });
 
 export const ListUsersQuery = PageQuery.extend({

@@ -6,26 +6,28 @@ import { AppError, forbidden, isUniqueViolation, notFound } from '../../../share
 import { recordEvents, type AxidEvent } from '../../../shared/events.js';
 import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
 import * as memberships from '../channels/channels.store.js';
+import { changePassword } from '../auth/auth.service.js';
 import { canCreateUsers } from './users.policy.js';
-import { presentUser, type UserRow } from './users.presenter.js';
+import { presentUser, presentUserTo, type UserRow } from './users.presenter.js';
 import type { CreateUserInput } from './users.schemas.js';
 import * as store from './users.store.js';
 
 export const nameTaken = (name: string) => new AppError('name_taken', `the name "${name}" is already taken in this workspace`);
+export const emailTaken = () => new AppError('conflict', 'this email address already belongs to someone in this workspace');
 
-export async function getUser(db: Knex, actor: Actor, userId: string) {
-  const row = await store.findActiveUser(db, actor.workspaceId, userId);
+export async function getUser(rt: Runtime, actor: Actor, userId: string) {
+  const row = await store.findActiveUser(rt.db, actor.workspaceId, userId);
   if (!row) throw notFound('User');
-  return presentUser(row);
+  return presentUserTo(rt.config.featureLevel, actor)(row);
 }
 
-export async function listUsers(db: Knex, actor: Actor, q: { limit: number; cursor?: string; is_agent?: boolean }) {
-  const rows = await store.listActiveUsers(db, actor.workspaceId, {
+export async function listUsers(rt: Runtime, actor: Actor, q: { limit: number; cursor?: string; is_agent?: boolean }) {
+  const rows = await store.listActiveUsers(rt.db, actor.workspaceId, {
     after: decodeCursor(q.cursor),
     limit: q.limit,
     isAgent: q.is_agent,
   });
-  return pageOf(rows, q.limit, presentUser);
+  return pageOf(rows, q.limit, presentUserTo(rt.config.featureLevel, actor));
 }
 
 /**
@@ -67,7 +69,7 @@ export async function createUser(rt: Runtime, actor: Actor, input: CreateUserInp
       ];
       await recordEvents(rt, trx, events);
       return {
-        ...presentUser(user),
+        ...presentUserTo(rt.config.featureLevel, actor)(user),
         api_key: apiKey.key,
         joined_channels: channels.map((c: { id: string; name: string }) => ({ id: c.id, name: c.name })),
       };
@@ -78,7 +80,8 @@ export async function createUser(rt: Runtime, actor: Actor, input: CreateUserInp
   }
 }
 
-async function enforceUserLimit(trx: Knex.Transaction, workspaceId: string) {
+/** Throws user_limit_reached when the workspace has its settings.max_users humans (run in the creating transaction). */
+export async function enforceUserLimit(trx: Knex.Transaction, workspaceId: string) {
   // Lock the workspace row so two concurrent creations cannot both take the last seat.
   const ws = await trx('workspaces').where({ id: workspaceId }).forUpdate().first('settings');
   const max = ws?.settings?.max_users;
@@ -90,18 +93,24 @@ async function enforceUserLimit(trx: Knex.Transaction, workspaceId: string) {
 export async function updateMe(
   rt: Runtime,
   actor: Actor,
-  patch: { name?: string; display_name?: string | null; avatar_url?: string | null },
+  input: { name?: string; display_name?: string | null; avatar_url?: string | null; password?: string; current_password?: string },
+  address: string,
 ) {
   const db = rt.db;
+  const { password, current_password, ...patch } = input;
   try {
     return await db.transaction(async (trx) => {
+      if (password !== undefined) {
+        const me = (await store.findActiveUser(trx, actor.workspaceId, actor.userId)) as UserRow;
+        await changePassword(rt, trx, actor, me, { password, current_password }, address);
+      }
       const user: UserRow = Object.keys(patch).length
         ? await store.updateUser(trx, actor.userId, patch)
         : ((await store.findActiveUser(trx, actor.workspaceId, actor.userId)) as UserRow);
       await recordEvents(rt, trx, [
         { type: 'user.updated', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user: presentUser(user) } },
       ]);
-      return presentUser(user);
+      return presentUserTo(rt.config.featureLevel, actor)(user);
     });
   } catch (err) {
     if (isUniqueViolation(err, 'users_workspace_name')) throw nameTaken(patch.name ?? '');

@@ -39,7 +39,7 @@ export const countActiveOwners = async (db: Db, workspaceId: string): Promise<nu
 
 export const insertUser = async (
   db: Db,
-  user: Pick<UserRow, 'workspace_id' | 'name' | 'display_name' | 'avatar_url' | 'role' | 'is_agent'>,
+  user: Pick<UserRow, 'workspace_id' | 'name' | 'display_name' | 'avatar_url' | 'role' | 'is_agent'> & Partial<Pick<UserRow, 'email' | 'password_hash'>>,
 ): Promise<UserRow> => {
   const [row] = await db<UserRow>('users').insert(user).returning('*');
   return row as UserRow;
@@ -48,7 +48,7 @@ export const insertUser = async (
 export const updateUser = async (
   db: Db,
   userId: string,
-  patch: Partial<Pick<UserRow, 'name' | 'display_name' | 'avatar_url' | 'role'>>,
+  patch: Partial<Pick<UserRow, 'name' | 'display_name' | 'avatar_url' | 'role' | 'email'>>,
 ): Promise<UserRow> => {
   const [row] = await db<UserRow>('users').where({ id: userId }).update(patch).returning('*');
   return row as UserRow;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Email } from '../auth/auth.schemas.js';
 import { Role } from '../users/users.schemas.js';
 
 export const UpdateWorkspaceBody = z.strictObject({
@@ -17,4 +18,8 @@ export const UpdateWorkspaceBody = z.strictObject({
 });
 
 export const UpdateMemberBody = z.strictObject({ role: Role });
+/** Level 3 (contract §12): owners and admins also set a person's email (null removes it). */
+export const UpdateMemberBodyV3 = z
+  .strictObject({ role: Role.optional(), email: Email.nullable().optional() })
+  .refine((b) => b.role !== undefined || b.email !== undefined, 'give role, email or both');
 export const MemberParams = z.object({ user_id: z.string() });

@@ -2,11 +2,14 @@ import type { Runtime } from '../../../shared/runtime.js';
 import type { Actor } from '../../../shared/auth.js';
 import { issueApiKey } from '../../../shared/auth.js';
 import type { Knex } from '../../../shared/db/knex.js';
-import { AppError, forbidden, notFound } from '../../../shared/errors.js';
+import { AppError, forbidden, invalid, isUniqueViolation, notFound } from '../../../shared/errors.js';
+import { deleteCodesOf } from '../auth/codes.store.js';
+import * as invites from '../invites/invites.store.js';
+import { emailTaken } from '../users/users.service.js';
 import { recordEvents } from '../../../shared/events.js';
 import * as memberships from '../channels/channels.store.js';
 import { isAdmin, canAssignRole, canRemoveMember } from '../users/users.policy.js';
-import { presentUser } from '../users/users.presenter.js';
+import { presentUser, presentUserTo } from '../users/users.presenter.js';
 import * as users from '../users/users.store.js';
 import { presentWorkspace } from './workspaces.presenter.js';
 import * as store from './workspaces.store.js';
@@ -44,23 +47,38 @@ export async function updateWorkspace(db: Knex, actor: Actor, patch: { name?: st
 }
 
 export async function updateMemberRole(rt: Runtime, actor: Actor, userId: string, role: 'owner' | 'admin' | 'member') {
+  return updateMember(rt, actor, userId, { role });
+}
+
+/** A member's role and (level 3) email, by an owner or admin. */
+export async function updateMember(rt: Runtime, actor: Actor, userId: string, patch: { role?: 'owner' | 'admin' | 'member'; email?: string | null }) {
   const db = rt.db;
   if (!isAdmin(actor)) throw forbidden('only workspace owners and admins change roles');
-  return db.transaction(async (trx) => {
-    // Serialize role changes per workspace so "the last owner stays" holds under concurrency.
-    await trx('workspaces').where({ id: actor.workspaceId }).forUpdate().first('id');
-    const target = await users.findActiveUser(trx, actor.workspaceId, userId);
-    if (!target) throw notFound('User');
-    if (!canAssignRole(actor, target.role, role)) throw forbidden('only an owner grants or removes the owner role');
-    if (target.role === 'owner' && role !== 'owner' && (await users.countActiveOwners(trx, actor.workspaceId)) <= 1) {
-      throw new AppError('conflict', 'the last owner cannot stop being owner: make someone else owner first');
-    }
-    const updated = await users.updateUser(trx, userId, { role });
-    await recordEvents(rt, trx, [
-      { type: 'member.updated', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user: presentUser(updated) } },
-    ]);
-    return presentUser(updated);
-  });
+  try {
+    return await db.transaction(async (trx) => {
+      // Serialize role changes per workspace so "the last owner stays" holds under concurrency.
+      await trx('workspaces').where({ id: actor.workspaceId }).forUpdate().first('id');
+      const target = await users.findActiveUser(trx, actor.workspaceId, userId);
+      if (!target) throw notFound('User');
+      const role = patch.role ?? target.role;
+      if (!canAssignRole(actor, target.role, role)) throw forbidden('only an owner grants or removes the owner role');
+      if (target.role === 'owner' && role !== 'owner' && (await users.countActiveOwners(trx, actor.workspaceId)) <= 1) {
+        throw new AppError('conflict', 'the last owner cannot stop being owner: make someone else owner first');
+      }
+      if (patch.email !== undefined) {
+        if (target.is_agent) throw invalid('email: agents have no email');
+        if (!canRemoveMember(actor, target)) throw forbidden("only an owner sets an owner's email");
+      }
+      const updated = await users.updateUser(trx, userId, { role, ...(patch.email !== undefined ? { email: patch.email?.trim() ?? null } : {}) });
+      await recordEvents(rt, trx, [
+        { type: 'member.updated', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user: presentUser(updated) } },
+      ]);
+      return presentUserTo(rt.config.featureLevel, actor)(updated);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, 'users_workspace_email')) throw emailTaken();
+    throw err;
+  }
 }
 
 export async function removeMember(rt: Runtime, actor: Actor, userId: string) {
@@ -76,6 +94,9 @@ export async function removeMember(rt: Runtime, actor: Actor, userId: string) {
     }
     await users.deactivateUser(trx, userId);
     await memberships.deleteAllMemberships(trx, userId);
+    // What they could still let people in with ends too: invites they made, one-time codes.
+    await invites.revokeInvitesBy(trx, userId);
+    await deleteCodesOf(trx, userId);
     await recordEvents(rt, trx, [
       { type: 'member.removed', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user_id: userId } },
     ]);

@@ -4,7 +4,9 @@ import { dataOf, listOf } from '../../../../shared/http/responses.js';
 import { UserSchema } from '../../../core/users/users.presenter.js';
 import { WorkspaceSchema } from '../../../core/workspaces/workspaces.presenter.js';
 import * as users from '../../../core/users/users.service.js';
-import { MemberParams, UpdateMemberBody, UpdateWorkspaceBody } from '../../../core/workspaces/workspaces.schemas.js';
+import { MemberParams, UpdateMemberBody, UpdateMemberBodyV3, UpdateWorkspaceBody } from '../../../core/workspaces/workspaces.schemas.js';
+import { OneTimeLinkSchema } from '../../../core/auth/auth.schemas.js';
+import { createPasswordResetLink } from '../../../core/auth/auth.service.js';
 import * as workspaces from '../../../core/workspaces/workspaces.service.js';
 
 export function workspaceRoutes(routes: RouteTable) {
@@ -18,7 +20,7 @@ export function workspaceRoutes(routes: RouteTable) {
       async ({ rt, actor, body }) => ok(await workspaces.updateWorkspace(rt.db, actor, body)),
     )
     .add({ method: 'get', path: '/workspaces/current/members', summary: 'List members', tag, query: PageQuery, response: listOf(UserSchema) }, async ({ rt, actor, query }) =>
-      list(await users.listUsers(rt.db, actor, query)),
+      list(await users.listUsers(rt, actor, query)),
     )
     .add(
       {
@@ -30,8 +32,37 @@ export function workspaceRoutes(routes: RouteTable) {
         body: UpdateMemberBody,
         response: dataOf(UserSchema),
         errors: ['forbidden', 'conflict'],
+        until: 2,
       },
       async ({ rt, actor, params, body }) => ok(await workspaces.updateMemberRole(rt, actor, params.user_id, body.role)),
+    )
+    .add(
+      {
+        method: 'patch',
+        path: '/workspaces/current/members/{user_id}',
+        summary: "Update a member's role or email",
+        tag,
+        params: MemberParams,
+        body: UpdateMemberBodyV3,
+        response: dataOf(UserSchema),
+        errors: ['forbidden', 'conflict'],
+        since: 3,
+      },
+      async ({ rt, actor, params, body }) => ok(await workspaces.updateMember(rt, actor, params.user_id, body)),
+    )
+    .add(
+      {
+        method: 'post',
+        path: '/workspaces/current/members/{user_id}/password-reset',
+        summary: 'Make a one-time link the member sets a new password with',
+        tag,
+        params: MemberParams,
+        status: 201,
+        response: dataOf(OneTimeLinkSchema),
+        errors: ['forbidden'],
+        since: 3,
+      },
+      async ({ rt, actor, params }) => ok(await createPasswordResetLink(rt, actor, params.user_id)),
     )
     .add(
       { method: 'delete', path: '/workspaces/current/members/{user_id}', summary: 'Remove a member', tag, params: MemberParams, errors: ['forbidden', 'conflict'] },

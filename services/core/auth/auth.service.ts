@@ -1,0 +1,176 @@
+// Signing people in (contract §12; docs/security.md): every way in — a
+// password, an invite, single sign-on, a one-time link — ends in an ordinary
+// API key, a 30-day "web key" named `Web: <date>` that the browser keeps.
+import type { Actor } from '../../../shared/auth.js';
+import { issueApiKey } from '../../../shared/auth.js';
+import type { Db, Knex } from '../../../shared/db/knex.js';
+import { AppError, forbidden, invalid, notFound } from '../../../shared/errors.js';
+import { recordEvents } from '../../../shared/events.js';
+import type { Runtime } from '../../../shared/runtime.js';
+import { canRemoveMember, isAdmin } from '../users/users.policy.js';
+import { presentUserTo, type UserRow } from '../users/users.presenter.js';
+import * as users from '../users/users.store.js';
+import { CODE_TTL, issueCode, takeCode } from './codes.store.js';
+import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
+import { checkFailures, countFailure, failureKeys, forgetFailures } from './sign-in.limits.js';
+
+const WEB_KEY_DAYS = 30;
+/** Keys a browser holds are named so (contract §10 and §12): a password change ends the others. */
+export const WEB_KEY_PREFIX = 'Web: ';
+
+/** One password check, timed (the metric also shows an unknown email costs the same hash). */
+async function checkPassword(rt: Runtime, password: string, stored: string): Promise<boolean> {
+  const end = rt.metrics.passwordChecks.startTimer();
+  try {
+    return await verifyPassword(password, stored);
+  } finally {
+    end();
+  }
+}
+
+const invalidCredentials = () => new AppError('invalid_credentials', 'the email or the password is wrong');
+
+/** A new web key for `user` and the user as they see themselves: the answer of every way in. */
+export async function signedIn(rt: Runtime, db: Db, user: UserRow) {
+  const apiKey = await issueApiKey(db, {
+    workspaceId: user.workspace_id,
+    userId: user.id,
+    name: `${WEB_KEY_PREFIX}${new Date().toISOString().slice(0, 10)}`,
+    expiresAt: new Date(Date.now() + WEB_KEY_DAYS * 24 * 3600 * 1000),
+  });
+  return { user: presentUserTo(rt.config.featureLevel, { userId: user.id, role: user.role })(user), api_key: apiKey };
+}
+
+/** Active people with this address, oldest first (an address is unique per workspace, not per deployment). */
+export const findPeopleByEmail = (db: Db, email: string): Promise<UserRow[]> =>
+  db<UserRow>('users')
+    .whereRaw('lower(email) = lower(?)', [email.trim()])
+    .whereNull('deactivated_at')
+    .where('is_agent', false)
+    .orderBy('seq');
+
+/**
+ * POST /auth/sign-in. A wrong email and a wrong password answer the same
+ * 401 after the same work: one scrypt hash (a dummy one when no one has the
+ * address). An address held in several workspaces signs in to the oldest whose
+ * password matches.
+ */
+export async function signIn(rt: Runtime, input: { email: string; password: string }, address: string) {
+  const subjects = failureKeys({ email: input.email, address });
+  await checkFailures(rt, subjects);
+  const candidates = (await findPeopleByEmail(rt.db, input.email)).filter((u) => u.password_hash);
+  let user: UserRow | undefined;
+  if (candidates.length === 0) await checkPassword(rt, input.password, await dummyHash(rt.config.passwordScryptN));
+  for (const candidate of candidates) {
+    if (await checkPassword(rt, input.password, candidate.password_hash!)) {
+      user = candidate;
+      break;
+    }
+  }
+  if (!user) {
+    await countFailure(rt, subjects);
+    rt.metrics.signIns.inc({ method: 'password', outcome: 'invalid_credentials' });
+    rt.log.info({ method: 'password', outcome: 'invalid_credentials', address, known_email: candidates.length > 0 }, 'sign-in');
+    throw invalidCredentials();
+  }
+  await forgetFailures(rt, subjects[0]!);
+  const result = await signedIn(rt, rt.db, user);
+  rt.metrics.signIns.inc({ method: 'password', outcome: 'ok' });
+  rt.log.info({ method: 'password', outcome: 'ok', user_id: user.id, address }, 'sign-in');
+  return result;
+}
+
+/** POST /auth/exchange: a one-time code (the OIDC redirect's, a sign-in link's) for a web key. */
+export async function exchangeCode(rt: Runtime, code: string) {
+  return rt.db.transaction(async (trx) => {
+    const row = await takeCode(trx, code, 'sign_in');
+    const user = row && (await users.findActiveUser(trx, row.workspace_id, row.user_id));
+    if (!user) {
+      rt.metrics.signIns.inc({ method: 'code', outcome: 'invalid_code' });
+      throw new AppError('invalid_credentials', 'this sign-in code is unknown, used or expired: sign in again');
+    }
+    rt.metrics.signIns.inc({ method: 'code', outcome: 'ok' });
+    rt.log.info({ method: 'code', outcome: 'ok', user_id: user.id }, 'sign-in');
+    return signedIn(rt, trx, user);
+  });
+}
+
+/** A code that signs `user` in once, for a redirect or a link (its URL carries the code in the fragment). */
+export const signInCode = (db: Db, user: Pick<UserRow, 'id' | 'workspace_id'>, ttlSeconds: number) =>
+  issueCode(db, { purpose: 'sign_in', workspaceId: user.workspace_id, userId: user.id, ttlSeconds });
+
+/**
+ * POST /auth/links: a link that signs the caller in once, in another browser
+ * (issue 21: the key itself never goes into a URL). The web app opens it,
+ * exchanges the code for a key of its own, and the link is dead.
+ */
+export async function createSignInLink(rt: Runtime, actor: Actor) {
+  const { code, expiresAt } = await signInCode(rt.db, { id: actor.userId, workspace_id: actor.workspaceId }, CODE_TTL.signInLink);
+  return { url: `${rt.config.publicBaseUrl}/#code=${code}`, expires_at: expiresAt };
+}
+
+/** An owner's or admin's answer to a forgotten password: a link the person sets a new one with, never a password. */
+export async function createPasswordResetLink(rt: Runtime, actor: Actor, userId: string) {
+  if (!isAdmin(actor) || actor.isAgent) throw forbidden('only workspace owners and admins make password-reset links');
+  const target = await users.findActiveUser(rt.db, actor.workspaceId, userId);
+  if (!target) throw notFound('User');
+  if (target.is_agent) throw invalid('user_id: agents have no password');
+  if (!canRemoveMember(actor, target)) throw forbidden("only an owner resets an owner's password");
+  const { code, expiresAt } = await issueCode(rt.db, { purpose: 'password_reset', workspaceId: target.workspace_id, userId: target.id, ttlSeconds: CODE_TTL.passwordReset });
+  rt.log.info({ user_id: target.id, by: actor.userId }, 'password reset link made');
+  return { url: `${rt.config.publicBaseUrl}/#reset=${code}`, expires_at: expiresAt };
+}
+
+/** POST /auth/reset-password: a reset link's code and a new password; every web key of the person ends. */
+export async function resetPassword(rt: Runtime, input: { code: string; password: string }) {
+  const hash = await hashPassword(input.password, rt.config.passwordScryptN);
+  return rt.db.transaction(async (trx) => {
+    const row = await takeCode(trx, input.code, 'password_reset');
+    const user = row && (await users.findActiveUser(trx, row.workspace_id, row.user_id));
+    if (!user) throw new AppError('invalid_credentials', 'this reset link is unknown, used or expired: ask an admin for a new one');
+    await trx('users').where({ id: user.id }).update({ password_hash: hash });
+    await revokeWebKeys(rt, trx, user, null);
+    rt.metrics.signIns.inc({ method: 'password_reset', outcome: 'ok' });
+    return signedIn(rt, trx, { ...user, password_hash: hash });
+  });
+}
+
+/**
+ * PATCH /users/me with `password`: the current one is needed when there is
+ * one (wrong answers count as failed sign-ins); the person's other web keys
+ * end, the one making the change stays.
+ */
+export async function changePassword(rt: Runtime, trx: Knex.Transaction, actor: Actor, user: UserRow, input: { password: string; current_password?: string }, address: string) {
+  if (user.is_agent) throw forbidden('agents sign in with keys, not passwords');
+  if (user.password_hash) {
+    const subjects = failureKeys({ userId: user.id, address });
+    await checkFailures(rt, subjects);
+    if (input.current_password === undefined) throw invalid('current_password: is required to change the password');
+    if (!(await checkPassword(rt, input.current_password, user.password_hash))) {
+      await countFailure(rt, subjects);
+      throw invalid('current_password: is not the current password');
+    }
+  }
+  const hash = await hashPassword(input.password, rt.config.passwordScryptN);
+  await trx('users').where({ id: user.id }).update({ password_hash: hash });
+  await revokeWebKeys(rt, trx, user, actor.keyId);
+  rt.log.info({ user_id: user.id }, 'password changed');
+}
+
+/** Ends a person's web keys but `keep`, and the streams opened with them (the api_key.revoked event). */
+async function revokeWebKeys(rt: Runtime, trx: Knex.Transaction, user: Pick<UserRow, 'id' | 'workspace_id'>, keep: string | null) {
+  const revoked: { id: string }[] = await trx('api_keys')
+    .where({ user_id: user.id })
+    .whereNull('revoked_at')
+    .whereLike('name', `${WEB_KEY_PREFIX}%`)
+    .modify((q) => {
+      if (keep) q.whereNot('id', keep);
+    })
+    .update({ revoked_at: trx.fn.now() })
+    .returning('id');
+  await recordEvents(
+    rt,
+    trx,
+    revoked.map(({ id }) => ({ type: 'api_key.revoked' as const, to: { scope: 'users' as const, workspace_id: user.workspace_id, user_ids: [user.id] }, data: { key_id: id } })),
+  );
+}

@@ -1,0 +1,88 @@
+// Invites (contract §12): an owner or admin makes a link; whoever opens it
+// (or only the address it names) creates a person with the invite's role and
+// is signed in. The token is 256-bit random, stored hashed, shown once.
+import { randomBytes } from 'node:crypto';
+import type { Actor } from '../../../shared/auth.js';
+import { hashKey } from '../../../shared/auth.js';
+import { AppError, forbidden, isUniqueViolation, notFound } from '../../../shared/errors.js';
+import { recordEvents } from '../../../shared/events.js';
+import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
+import { isUuid } from '../../../shared/ids.js';
+import type { Runtime } from '../../../shared/runtime.js';
+import { signedIn } from '../auth/auth.service.js';
+import { hashPassword } from '../auth/passwords.js';
+import { canCreateUsers } from '../users/users.policy.js';
+import { presentUser } from '../users/users.presenter.js';
+import { emailTaken, enforceUserLimit, nameTaken } from '../users/users.service.js';
+import * as users from '../users/users.store.js';
+import { presentInvite } from './invites.presenter.js';
+import * as store from './invites.store.js';
+
+const DEFAULT_HOURS = 168;
+
+const inviteInvalid = (why: string) => new AppError('invite_invalid', why);
+
+export async function createInvite(rt: Runtime, actor: Actor, input: { role?: 'owner' | 'admin' | 'member'; email?: string | null; expires_in_hours?: number }) {
+  if (!canCreateUsers(actor)) throw forbidden('only workspace owners and admins invite people');
+  const role = input.role ?? 'member';
+  if (role === 'owner' && actor.role !== 'owner') throw forbidden('only an owner invites another owner');
+  const token = randomBytes(32).toString('base64url');
+  const row = await store.insertInvite(rt.db, {
+    workspace_id: actor.workspaceId,
+    token_hash: hashKey(token),
+    role,
+    email: input.email?.trim() ?? null,
+    created_by: actor.userId,
+    expires_at: new Date(Date.now() + (input.expires_in_hours ?? DEFAULT_HOURS) * 3600 * 1000),
+  });
+  rt.log.info({ invite_id: row.id, by: actor.userId, role }, 'invite created');
+  return { ...presentInvite(row), url: `${rt.config.publicBaseUrl}/#invite=${token}` };
+}
+
+export async function listInvites(rt: Runtime, actor: Actor, q: { limit: number; cursor?: string }) {
+  if (!canCreateUsers(actor)) throw forbidden('only workspace owners and admins see invites');
+  const rows = await store.listLiveInvites(rt.db, actor.workspaceId, { after: decodeCursor(q.cursor), limit: q.limit });
+  return pageOf(rows, q.limit, presentInvite);
+}
+
+export async function revokeInvite(rt: Runtime, actor: Actor, id: string) {
+  if (!canCreateUsers(actor)) throw forbidden('only workspace owners and admins revoke invites');
+  if (!isUuid(id) || (await store.revokeInvite(rt.db, actor.workspaceId, id)) === 0) throw notFound('Invite');
+}
+
+/** POST /auth/accept-invite: a new person from a live invite, signed in with a web key. */
+export async function acceptInvite(rt: Runtime, input: { token: string; name: string; display_name?: string | null; email: string; password: string }) {
+  // The slow hash before the transaction: the invite's row stays locked only briefly.
+  const passwordHash = await hashPassword(input.password, rt.config.passwordScryptN);
+  const email = input.email.trim();
+  try {
+    return await rt.db.transaction(async (trx) => {
+      const invite = await store.lockInviteByToken(trx, hashKey(input.token));
+      if (!invite || new Date(invite.expires_at).getTime() <= Date.now()) {
+        rt.metrics.signIns.inc({ method: 'invite', outcome: 'invite_invalid' });
+        throw inviteInvalid('this invite is unknown, used, revoked or expired: ask for a new one');
+      }
+      if (invite.email && invite.email.toLowerCase() !== email.toLowerCase()) throw inviteInvalid('this invite is for another email address');
+      await enforceUserLimit(trx, invite.workspace_id);
+      const user = await users.insertUser(trx, {
+        workspace_id: invite.workspace_id,
+        name: input.name,
+        display_name: input.display_name ?? null,
+        avatar_url: null,
+        role: invite.role,
+        is_agent: false,
+        email,
+        password_hash: passwordHash,
+      });
+      await store.markUsed(trx, invite.id, user.id);
+      await recordEvents(rt, trx, [{ type: 'user.created', to: { scope: 'workspace', workspace_id: invite.workspace_id }, data: { user: presentUser(user) } }]);
+      rt.metrics.signIns.inc({ method: 'invite', outcome: 'ok' });
+      rt.log.info({ invite_id: invite.id, user_id: user.id }, 'invite accepted');
+      return signedIn(rt, trx, user);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, 'users_workspace_name')) throw nameTaken(input.name);
+    if (isUniqueViolation(err, 'users_workspace_email')) throw emailTaken();
+    throw err;
+  }
+}
