@@ -62,10 +62,30 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Update a member's role
-         * @description Update a member's role. Needs an API key. Answers 200 with `{data: User}`.
+         * Update a member's role or email
+         * @description Update a member's role or email. Needs an API key. Answers 200 with `{data: User}`.
          */
         patch: operations["patchApiV1WorkspacesCurrentMembersUserId"];
+        trace?: never;
+    };
+    "/api/v1/workspaces/current/members/{user_id}/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a one-time link the member sets a new password with
+         * @description Make a one-time link the member sets a new password with. Needs an API key. Answers 201 with `{data: OneTimeLink}`.
+         */
+        post: operations["postApiV1WorkspacesCurrentMembersUserIdPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/users/me": {
@@ -86,8 +106,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Update name, display name, avatar
-         * @description Update name, display name, avatar. Needs an API key. Answers 200 with `{data: User}`.
+         * Update name, display name, avatar, password (with current_password; the other web keys end)
+         * @description Update name, display name, avatar, password (with current_password; the other web keys end). Needs an API key. Answers 200 with `{data: User}`.
          */
         patch: operations["patchApiV1UsersMe"];
         trace?: never;
@@ -199,6 +219,170 @@ export interface paths {
          * @description Revoke a key. Needs an API key. Answers 204 with no body.
          */
         delete: operations["deleteApiV1ApiKeysKeyId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which ways to sign in are on
+         * @description Which ways to sign in are on. Needs no key. Answers 200 with `{data: SignInMethods}`.
+         */
+        get: operations["getApiV1AuthMethods"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with an email and a password; answers a new 30-day key
+         * @description Needs no key. Answers 200 with `{data: SignedIn}`. A wrong email or password: 401 `invalid_credentials`, after the same work either way. More than 10 failures for one email or one client address in 15 minutes: 429 with the rate-limit headers.
+         */
+        post: operations["postApiV1AuthSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/accept-invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invite: creates the person with the invite's role and signs them in
+         * @description Accept an invite: creates the person with the invite's role and signs them in. Needs no key. Answers 201 with `{data: SignedIn}`.
+         */
+        post: operations["postApiV1AuthAcceptInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/exchange": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a one-time code (single sign-on redirect, sign-in link) for a new 30-day key
+         * @description Exchange a one-time code (single sign-on redirect, sign-in link) for a new 30-day key. Needs no key. Answers 200 with `{data: SignedIn}`.
+         */
+        post: operations["postApiV1AuthExchange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A link that signs the key's holder in once, in another browser, without the key in it
+         * @description Needs an API key. Answers 201 with `{data: OneTimeLink}`: `<PUBLIC_BASE_URL>/#code=<code>`. The web app that opens it exchanges the code (`POST /auth/exchange`) for a key of its own; the code works once and dies after 10 minutes.
+         */
+        post: operations["postApiV1AuthLinks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/reset-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset link's code; every web key of the person ends
+         * @description Set a new password with a reset link's code; every web key of the person ends. Needs no key. Answers 200 with `{data: SignedIn}`.
+         */
+        post: operations["postApiV1AuthResetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Unused, live invites (owners and admins)
+         * @description Unused, live invites (owners and admins). Needs an API key. Answers 200 with `InviteList`.
+         */
+        get: operations["getApiV1Invites"];
+        put?: never;
+        /**
+         * Invite a person: a link that creates their account (owners and admins)
+         * @description Invite a person: a link that creates their account (owners and admins). Needs an API key. Answers 201 with `{data: CreatedInvite}`.
+         */
+        post: operations["postApiV1Invites"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invites/{invite_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invite (owners and admins)
+         * @description Revoke an invite (owners and admins). Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1InvitesInviteId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -346,6 +530,26 @@ export interface paths {
          * @description Edit a message (author only). Needs an API key. Answers 200 with `{data: Message}`.
          */
         patch: operations["patchApiV1ChannelsChannelIdMessagesMessageId"];
+        trace?: never;
+    };
+    "/api/v1/channels/{channel_id}/messages/{message_id}/edits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Earlier versions of a message (edit history), newest first
+         * @description Earlier versions of a message (edit history), newest first. Needs an API key. Answers 200 with `MessageEditList`.
+         */
+        get: operations["getApiV1ChannelsChannelIdMessagesMessageIdEdits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/channels/{channel_id}/messages/{message_id}/reactions": {
@@ -504,6 +708,26 @@ export interface paths {
         patch: operations["patchApiV1DmsConversationIdMessagesMessageId"];
         trace?: never;
     };
+    "/api/v1/dms/{conversation_id}/messages/{message_id}/edits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Earlier versions of a message (edit history), newest first
+         * @description Earlier versions of a message (edit history), newest first. Needs an API key. Answers 200 with `MessageEditList`.
+         */
+        get: operations["getApiV1DmsConversationIdMessagesMessageIdEdits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dms/{conversation_id}/messages/{message_id}/reactions": {
         parameters: {
             query?: never;
@@ -558,6 +782,26 @@ export interface paths {
          * @description Send a typing indicator. Needs an API key. Answers 204 with no body.
          */
         post: operations["postApiV1DmsConversationIdTyping"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/interactions/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Click a message's actionId button: the interaction.action event goes to the message's author
+         * @description Click a message's actionId button: the interaction.action event goes to the message's author. Needs an API key. Answers 202 with `{data: Interaction}`.
+         */
+        post: operations["postApiV1InteractionsActions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -678,8 +922,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Post {content, metadata?} as a message in the webhook channel
-         * @description Needs no key: the address is the credential. Answers 201 with `{data: Message}`, the message as posted.
+         * Post {content, metadata?, thread_id?} as a message in the webhook channel
+         * @description Needs no key: the address is the credential. Answers 201 with `{data: Message}`, the message as posted. `thread_id` (the id of a top-level message of the hook's channel, e.g. from an earlier 201) posts a reply in that thread.
          */
         post: operations["postHooksWebhookId"];
         delete?: never;
@@ -865,6 +1109,20 @@ export interface components {
             data: components["schemas"]["Conversation"][];
             pagination: components["schemas"]["Pagination"];
         };
+        CreatedInvite: {
+            id: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member";
+            /** @description Only this address may accept; null: anyone with the link */
+            email: string | null;
+            /** Format: date-time */
+            expires_at: string;
+            created_by: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description `<PUBLIC_BASE_URL>/#invite=<token>`: the token travels in the fragment, which no server sees */
+            url: string;
+        };
         CreatedUser: {
             id: string;
             name: string;
@@ -875,6 +1133,8 @@ export interface components {
             is_agent: boolean;
             /** Format: date-time */
             created_at: string;
+            /** @description Shown to the user and to owners and admins only (feature level 3); null when none is set */
+            email?: string | null;
             /** @description The first API key of the user; shown once */
             api_key: string;
             joined_channels: {
@@ -885,7 +1145,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "validation_error" | "unauthorized" | "key_expired" | "forbidden" | "user_limit_reached" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_streams" | "internal_error" | "not_implemented" | "service_unavailable";
+                code: "validation_error" | "invite_invalid" | "unauthorized" | "key_expired" | "invalid_credentials" | "forbidden" | "user_limit_reached" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_streams" | "internal_error" | "not_implemented" | "service_unavailable";
                 /** @description What went wrong, naming the field at fault */
                 message: string;
             };
@@ -923,6 +1183,33 @@ export interface components {
             created_at: string;
             /** @description Absolute URL usable without the key, valid at most 15 minutes */
             download_url: string;
+        };
+        Interaction: {
+            id: string;
+            message_id: string;
+            channel_id: string;
+            /** @description The `actionId` of the button clicked */
+            action_id: string;
+            /** @description Who clicked */
+            user_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        Invite: {
+            id: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member";
+            /** @description Only this address may accept; null: anyone with the link */
+            email: string | null;
+            /** Format: date-time */
+            expires_at: string;
+            created_by: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        InviteList: {
+            data: components["schemas"]["Invite"][];
+            pagination: components["schemas"]["Pagination"];
         };
         IssuedApiKey: {
             id: string;
@@ -964,9 +1251,36 @@ export interface components {
             icon_emoji?: string;
             icon_url?: string;
         };
+        MessageEdit: {
+            content: string;
+            content_json: components["schemas"]["ContentDocument"] | null;
+            metadata: {
+                type: string;
+                data: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            /**
+             * Format: date-time
+             * @description When this version was written (the message's created_at for the first version)
+             */
+            edited_at: string;
+            /** @description Who wrote this version */
+            editor_id: string | null;
+        };
+        MessageEditList: {
+            data: components["schemas"]["MessageEdit"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         MessageList: {
             data: components["schemas"]["Message"][];
             pagination: components["schemas"]["Pagination"];
+        };
+        OneTimeLink: {
+            /** @description Opens the web app, which takes the code once */
+            url: string;
+            /** Format: date-time */
+            expires_at: string;
         };
         Pagination: {
             /** @description Pass as `cursor` for the next page; null when there is no more */
@@ -985,6 +1299,17 @@ export interface components {
             count: number;
             user_ids: string[];
         };
+        SignInMethods: {
+            password: boolean;
+            oidc: {
+                name: string;
+            } | null;
+        };
+        SignedIn: {
+            user: components["schemas"]["User"];
+            /** @description A new 30-day key named `Web: <date>`; the secret is shown here only */
+            api_key: components["schemas"]["IssuedApiKey"];
+        };
         Thread: {
             reply_count: number;
             last_reply_at: string | null;
@@ -999,6 +1324,8 @@ export interface components {
             is_agent: boolean;
             /** Format: date-time */
             created_at: string;
+            /** @description Shown to the user and to owners and admins only (feature level 3); null when none is set */
+            email?: string | null;
         };
         UserList: {
             data: components["schemas"]["User"][];
@@ -1121,8 +1448,34 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Error with code `invalid_credentials` */
+        InvalidCredentials: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Error with code `name_taken` */
         NameTaken: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `name_taken` or `conflict` */
+        NameTakenOrConflict: {
             headers: {
                 "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
                 "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -1238,8 +1591,34 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Error with code `user_limit_reached` */
+        UserLimitReached: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Error with code `validation_error` */
         ValidationError: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `validation_error` or `invite_invalid` */
+        ValidationErrorOrInviteInvalid: {
             headers: {
                 "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
                 "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -1417,7 +1796,8 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    role: "owner" | "admin" | "member";
+                    role?: "owner" | "admin" | "member";
+                    email?: string | null;
                 };
             };
         };
@@ -1443,6 +1823,41 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1WorkspacesCurrentMembersUserIdPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OneTimeLink"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1491,6 +1906,8 @@ export interface operations {
                     name?: string;
                     display_name?: string | null;
                     avatar_url?: string | null;
+                    password?: string;
+                    current_password?: string;
                 };
             };
         };
@@ -1512,6 +1929,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["NameTaken"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
@@ -1802,6 +2220,331 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1AuthMethods: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SignInMethods"];
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1AuthSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SignedIn"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["InvalidCredentials"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1AuthAcceptInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                    name: string;
+                    display_name?: string | null;
+                    /** Format: email */
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SignedIn"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationErrorOrInviteInvalid"];
+            403: components["responses"]["UserLimitReached"];
+            409: components["responses"]["NameTakenOrConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1AuthExchange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SignedIn"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["InvalidCredentials"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1AuthLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OneTimeLink"];
+                    };
+                };
+            };
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1AuthResetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    code: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SignedIn"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["InvalidCredentials"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1Invites: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1Invites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    role?: "owner" | "admin" | "member";
+                    email?: string | null;
+                    expires_in_hours?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CreatedInvite"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1InvitesInviteId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invite_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -2278,6 +3021,42 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getApiV1ChannelsChannelIdMessagesMessageIdEdits: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                channel_id: string;
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageEditList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     postApiV1ChannelsChannelIdMessagesMessageIdReactions: {
         parameters: {
             query?: never;
@@ -2707,6 +3486,42 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getApiV1DmsConversationIdMessagesMessageIdEdits: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                conversation_id: string;
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageEditList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     postApiV1DmsConversationIdMessagesMessageIdReactions: {
         parameters: {
             query?: never;
@@ -2808,6 +3623,46 @@ export interface operations {
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1InteractionsActions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message_id: string;
+                    action_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Interaction"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3044,6 +3899,7 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
+                    thread_id?: string | null;
                 };
             };
         };
