@@ -57,6 +57,44 @@ const LEAF_TYPES = new Set(['text', 'mention', 'hard_break', 'hardBreak', 'horiz
 /** Node types whose children are inline, so their texts join without a separator. */
 const TEXTBLOCK_TYPES = new Set(['paragraph', 'heading', 'code_block', 'codeBlock']);
 
+// Attributes and marks a renderer would pass on (an attribute, a class, a
+// style): only the known ones, each of the known shape; anything else is
+// refused, naming its path, rather than stored.
+type AttrCheck = (value: unknown) => string | null;
+const integerIn = (min: number, max: number): AttrCheck => (v) => (Number.isInteger(v) && (v as number) >= min && (v as number) <= max ? null : `must be an integer from ${min} to ${max}`);
+const optional = (check: AttrCheck): AttrCheck => (v) => (v === null ? null : check(v));
+const shortString = (pattern: RegExp, what: string): AttrCheck => (v) => (typeof v === 'string' && pattern.test(v) ? null : `must be ${what}`);
+const LANGUAGE = optional(shortString(/^[A-Za-z0-9_+#.-]{0,40}$/, 'a language name (letters, digits, _+#.-; at most 40) or null'));
+const LIST_START = optional(integerIn(0, 1_000_000));
+/** Attributes of each node type; a type not listed takes none. (mention and block_* nodes are checked on their own.) */
+const NODE_ATTRS: Record<string, Record<string, AttrCheck>> = {
+  heading: { level: integerIn(1, 6) },
+  ordered_list: { order: LIST_START, start: LIST_START },
+  orderedList: { order: LIST_START, start: LIST_START },
+  code_block: { language: LANGUAGE },
+  codeBlock: { language: LANGUAGE },
+};
+const MARK_TYPES = new Set(['bold', 'strong', 'italic', 'em', 'code', 'strike', 'strikethrough', 's', 'underline', 'link', 'subscript', 'superscript']);
+/** Attributes of each mark type; a type not listed takes none. `href` of a link is checked as a URL. */
+const MARK_ATTRS: Record<string, Record<string, AttrCheck>> = {
+  link: {
+    href: () => null,
+    title: optional(shortString(/^[^\u0000-\u001f]{0,200}$/s, 'a title of at most 200 characters')),
+    target: optional((v) => (v === '_blank' ? null : 'must be "_blank" or null')),
+    rel: optional(shortString(/^[a-z ]{0,100}$/, 'link types (lower-case words)')),
+    class: (v) => (v === null ? null : 'must be null (no classes)'),
+  },
+};
+
+function checkAttrs(attrs: JsonObject, known: Record<string, AttrCheck>, path: string, what: string): void {
+  for (const [key, value] of Object.entries(attrs)) {
+    const check = known[key];
+    if (!check) fail(join(path, key), `is not an attribute of ${what}`, Object.keys(known).length ? `Use only: ${Object.keys(known).join(', ')}` : `Remove "attrs" from ${what}`);
+    const problem = check(value);
+    if (problem) fail(join(path, key), problem, `Fix or remove "${key}"`);
+  }
+}
+
 const NODE_FIELDS = ['type', 'content', 'text', 'attrs', 'marks'];
 const MARK_FIELDS = ['type', 'attrs'];
 const BLOCK_ATTRS = ['blockName', 'version', 'props'];
@@ -185,6 +223,7 @@ function walkNode(node: unknown, path: string, depth: number, state: WalkState):
       `Use one of: ${[...NODE_TYPES].join(', ')}, or a block node block_<name> with <name> one of: ${BLOCK_NAMES.join(', ')}`);
   }
   if (has(node, 'attrs') && !isObject(node.attrs)) fail(join(path, 'attrs'), 'must be an object', NODE_HINT);
+  if (has(node, 'attrs') && type !== 'mention') checkAttrs(node.attrs as JsonObject, NODE_ATTRS[type] ?? {}, join(path, 'attrs'), `${type} nodes`);
 
   if (type === 'text') {
     if (typeof node.text !== 'string' || node.text === '') {
@@ -224,7 +263,9 @@ function checkMarks(marks: unknown, path: string): void {
       if (!MARK_FIELDS.includes(key)) fail(join(markPath, key), 'is not a mark field', hint);
     }
     if (typeof mark.type !== 'string') fail(join(markPath, 'type'), 'must be a string', hint);
+    if (!MARK_TYPES.has(mark.type)) fail(join(markPath, 'type'), `unknown mark "${mark.type}"`, `Use one of: ${[...MARK_TYPES].join(', ')}`);
     if (has(mark, 'attrs') && !isObject(mark.attrs)) fail(join(markPath, 'attrs'), 'must be an object', hint);
+    if (has(mark, 'attrs')) checkAttrs(mark.attrs as JsonObject, MARK_ATTRS[mark.type] ?? {}, join(markPath, 'attrs'), `${mark.type} marks`);
     // A link is a URL like any other: https only (no javascript: links in text).
     if (mark.type === 'link') {
       const href = isObject(mark.attrs) ? mark.attrs.href : undefined;

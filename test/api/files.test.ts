@@ -293,6 +293,19 @@ describe('POST /files and GET /files/{id}', function () {
     expectError(await ws.owner.get('/api/v1/files/not-an-id'), 404, 'not_found');
   });
 
+  it('drops bidi control characters from file names (a name that reads backwards hides its real extension)', async () => {
+    const ws = await newWorkspace();
+    for (const [sent, kept] of [
+      ['invoice\u202Etxt.exe', 'invoicetxt.exe'],
+      ['a\u2066b\u2067c\u2068d\u2069.pdf', 'abcd.pdf'],
+      ['\u200Fx\u200E\u202Ay\u202Bz\u202C\u202D\u061C.txt', 'xyz.txt'],
+      ['\u202E', 'file'],
+    ]) {
+      const id = expectOk(await uploadFile(stack().url, { key: ws.ownerKey, data: Buffer.from('x'), name: sent, type: 'text/plain' }), 201).data.id;
+      expect(expectOk(await ws.owner.get(`/api/v1/files/${id}`)).data.name, JSON.stringify(sent)).to.equal(kept);
+    }
+  });
+
   it('names a non-ASCII file in RFC 5987 form in the download', async () => {
     const ws = await newWorkspace();
     const name = 'résumé "final".txt';

@@ -1,7 +1,10 @@
 import { expect } from 'chai';
 import { expectError, expectOk } from '../support/expect.js';
 import { createChannel, messagesUrl, postMessage } from '../support/conversations.js';
-import { newWorkspace } from '../support/stack.js';
+import { Client } from '../support/client.js';
+import { waitFor } from '../support/files.js';
+import { executableMarkup, PAYLOADS, renderings } from '../support/markup-corpus.js';
+import { newWorkspace, stack } from '../support/stack.js';
 
 describe('content sanitizing through the API', () => {
   it('stores sanitized content on post and on edit', async () => {
@@ -22,5 +25,74 @@ describe('content sanitizing through the API', () => {
     const res = await ws.owner.post(messagesUrl(c.id), { content: '<script>alert(1)</script>' });
     expectError(res, 400, 'validation_error');
     expect(res.body.error.message).to.match(/^content/);
+  });
+});
+
+describe('stored markup renders to nothing that runs, on every path that writes content', function () {
+  this.timeout(60_000);
+  // A payload per case, each behind another of the tricks (test/support/markup-corpus.ts).
+  const TRICKS = ['\\` ', '` ', '`` x ` ', '> ', 'text\n', '- ', '\\`` '];
+  const cases = PAYLOADS.map((payload, i) => `${TRICKS[i % TRICKS.length]}${payload}${i % 2 ? ' `' : ''}`);
+
+  function expectInert(stored: string, input: string) {
+    for (const { renderer, html } of renderings(stored)) expect(executableMarkup(html), `${renderer}: ${JSON.stringify(input)} → ${JSON.stringify(stored)}`).to.deep.equal([]);
+  }
+
+  it('posts, edits, both hook formats and the worker\'s rendering of attachments', async () => {
+    const ws = await newWorkspace();
+    const c = await createChannel(ws.owner);
+    const hook = expectOk(await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: c.id, name: 'CI' }), 201).data;
+    const anon = new Client(stack().url);
+    const benign = await postMessage(ws.owner, c.id, 'to be edited');
+    let stored = 0;
+    for (const input of cases) {
+      const posted = await ws.owner.post(messagesUrl(c.id), { content: `x ${input}` });
+      if (posted.status === 201) {
+        stored++;
+        expectInert(expectOk(await ws.owner.get(`${messagesUrl(c.id)}/${posted.body.data.id}`)).data.content, input);
+      } else expectError(posted, 400, 'validation_error');
+      const edited = await ws.owner.patch(`${messagesUrl(c.id)}/${benign.id}`, { content: `x ${input}` });
+      if (edited.status === 200) expectInert(edited.body.data.content, input);
+      else expectError(edited, 400, 'validation_error');
+      const native = await anon.post(`/hooks/${hook.id}`, { content: `x ${input}` });
+      if (native.status === 201) expectInert(native.body.data.content, input);
+      else expectError(native, 400, 'validation_error');
+      const compat = await anon.post(`/hooks/compat/${hook.id}`, { text: `x ${input}`, attachments: [{ title: 'build', text: input, pretext: input }] });
+      if (compat.status !== 200) expectError(compat, 400, 'validation_error');
+    }
+    expect(stored, 'most are made safe and stored, not refused').to.be.above(cases.length / 2);
+    // The worker renders the attachments; every message of the channel, once rendered, is inert.
+    const all = await waitFor(async () => {
+      const page = expectOk(await ws.owner.get(`${messagesUrl(c.id)}?limit=200`)).data as { content: string; webhook_id: string | null; content_json: unknown }[];
+      const compat = page.filter((m) => m.webhook_id && m.content.includes('build'));
+      return compat.length > 0 && compat.every((m) => m.content_json !== null) ? page : undefined;
+    }, 'the attachments to be rendered', 30_000);
+    for (const m of all) expectInert(m.content, m.content);
+  });
+});
+
+describe('content_json: unknown marks and attributes are refused, not stored', () => {
+  const doc = (...content: unknown[]) => ({ type: 'doc', content });
+  const cases: Array<[unknown, string]> = [
+    [doc({ type: 'paragraph', content: [{ type: 'text', text: 'x', marks: [{ type: 'evil' }] }] }), 'content_json.content.0.content.0.marks.0.type'],
+    [doc({ type: 'paragraph', content: [{ type: 'text', text: 'x', marks: [{ type: 'link', attrs: { href: 'https://x.test', onclick: 'y()' } }] }] }), 'content_json.content.0.content.0.marks.0.attrs.onclick'],
+    [doc({ type: 'heading', attrs: { level: 2, style: 'x' }, content: [{ type: 'text', text: 't' }] }), 'content_json.content.0.attrs.style'],
+    [doc({ type: 'code_block', attrs: { language: '"><script>' }, content: [{ type: 'text', text: 't' }] }), 'content_json.content.0.attrs.language'],
+  ];
+
+  it('answers 400 validation_error naming the path, on post and on edit, and stores nothing', async () => {
+    const ws = await newWorkspace();
+    const c = await createChannel(ws.owner);
+    const kept = await postMessage(ws.owner, c.id, 'kept');
+    for (const [content_json, path] of cases) {
+      const posted = await ws.owner.post(messagesUrl(c.id), { content: 'x', content_json });
+      expectError(posted, 400, 'validation_error');
+      expect(posted.body.error.message).to.match(new RegExp(`^${path.replace(/\./g, '\\.')}`));
+      const edited = await ws.owner.patch(`${messagesUrl(c.id)}/${kept.id}`, { content: 'y', content_json });
+      expectError(edited, 400, 'validation_error');
+      expect(edited.body.error.message).to.match(new RegExp(`^${path.replace(/\./g, '\\.')}`));
+    }
+    const page = expectOk(await ws.owner.get(messagesUrl(c.id))).data as { id: string; content: string }[];
+    expect(page.map((m) => m.content)).to.deep.equal(['kept']);
   });
 });

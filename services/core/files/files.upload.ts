@@ -51,7 +51,9 @@ class ByteCounter extends Transform {
 export function cleanFileName(raw: string | undefined): string {
   const base = (raw ?? '').split(/[\\/]/).pop() ?? '';
   // eslint-disable-next-line no-control-regex
-  const cleaned = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
+  // Controls, and bidi controls (Unicode's Bidi_Control: RLO, LRI, ...), which
+  // make `exe.txt` of `\u202Etxt.exe` in whatever shows the name.
+  const cleaned = base.replace(/[\u0000-\u001f\u007f]|\p{Bidi_Control}/gu, '').trim().slice(0, 255);
   return cleaned || 'file';
 }
 

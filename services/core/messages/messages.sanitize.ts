@@ -1,26 +1,35 @@
 // What `content` keeps: the markdown/HTML as written, with anything that could
-// run script taken out (docs/decisions.md, "Links in content"). Two passes,
-// applied to every write of content (posts, edits, webhook posts and the
-// worker's rendering of webhook attachments):
-// 1. HTML. Slack-style tokens (`<https://x.y|label>`, `<mailto:a@b.c>`,
-//    `<@U123>`, `<#C1|general>`, `<!here>`) and code (fenced blocks, `code
-//    spans`) are not HTML. If anything else looks like an HTML tag, the content
-//    goes through sanitize-html with an allow-list: no script/style, no
-//    event-handler or style attributes, only http(s)/mailto URLs. Its text is
-//    then HTML-escaped (`a < b` becomes `a &lt; b`), as HTML requires.
-//    Plain markdown skips this pass and is kept byte for byte.
-// 2. Links, always, HTML or not (after pass 1, whose entity decoding could
-//    otherwise assemble a `javascript:` out of `&#106;avascript:`). Every link
-//    and image destination, reference definition and autolink is found by a
-//    CommonMark parser, decoded as renderers decode it (character references,
-//    backslash escapes); one with a scheme other than SAFE_SCHEMES is replaced
-//    by `#`, an unsafe autolink `<javascript:x>` becomes text (`\<javascript:x>`).
-//    Two parsers, each for what it does well: markdown-it finds out quickly,
-//    with its nesting bounded, whether there is anything unsafe at all (almost
-//    never); micromark, which reports where each destination is in the text
-//    but is slow on large or deeply nested input, then rewrites it. Content
-//    too large or too deeply nested for that rewrite is refused instead.
+// run script taken out (docs/decisions.md, "Links in content";
+// docs/security.md, "Stored markup"). Applied to every write of content
+// (posts, edits, both webhook formats, the worker's rendering of webhook
+// attachments), and decided from a CommonMark parser's own reading, so that
+// the sanitizer and every CommonMark renderer agree on what is HTML, code and
+// a link:
+// 1. HTML. markdown-it parses the content (HTML on, as renderers that show raw
+//    HTML have it). Code spans and blocks are whatever it says they are, and
+//    are left alone. Every `html_block` token goes through sanitize-html with
+//    an allow-list (no script/style, no event-handler or style attributes,
+//    only http(s)/mailto URLs); every `html_inline` tag is kept, cleaned the
+//    same way, or dropped (comments, processing instructions and CDATA always:
+//    browsers end them elsewhere than CommonMark does); a declaration such as
+//    Slack's `<!here>` is kept (both end it at its `>`). Each token is
+//    rewritten where it sits in the text (its offsets tracked through the
+//    parse, container prefixes included). Where tags are present, a bare `<`
+//    in text is written `&lt;`, as the former HTML pass did.
+// 2. Links, always (after pass 1). Every link and image destination, reference
+//    definition and autolink is found by the same parse, decoded as renderers
+//    decode it (character references, backslash escapes); one with a scheme
+//    other than SAFE_SCHEMES is replaced by `#`, an unsafe autolink
+//    `<javascript:x>` becomes text (`\<javascript:x>`). micromark, which
+//    reports where each destination is in the text, rewrites it.
+// Both passes run again on their output until it no longer changes (a fixed
+// point is content that the parser finds nothing unsafe in); content that does
+// not settle, is too deeply nested to parse whole, or whose HTML sits where it
+// cannot be rewritten (a tab partly used as indentation) is refused with 400.
+// Plain markdown (no `<`) skips pass 1 and is kept byte for byte.
 import MarkdownIt, { type Options } from 'markdown-it';
+import type StateBlock from 'markdown-it/lib/rules_block/state_block.mjs';
+import type StateInline from 'markdown-it/lib/rules_inline/state_inline.mjs';
 import type Token from 'markdown-it/lib/token.mjs';
 import { parse, postprocess, preprocess } from 'micromark';
 import { decodeString } from 'micromark-util-decode-string';
@@ -29,11 +38,6 @@ import { invalid } from '../../../shared/errors.js';
 
 /** Schemes a link or image in content may use (the HTML pass allows the same). */
 export const SAFE_SCHEMES = ['http', 'https', 'mailto'];
-
-const SLACK_TOKEN = /<(?:(?:https?:\/\/|mailto:)[^\s<>|"']+(?:\|[^<>"'=]*)?|[@#!][A-Za-z0-9_.^-]+(?:\|[^<>"'=]*)?)>/g;
-const CODE = /```[\s\S]*?(?:```|$)|`[^`\n]+`/g;
-/** `<tag`, `</tag` followed by space, `/`, `>` or the end; comments, doctypes, CDATA and PIs. */
-const HTML_LIKE = /<\/?[a-zA-Z][a-zA-Z0-9-]*(?=[\s/>]|$)|<[!?]/;
 
 const OPTIONS: sanitizeHtml.IOptions = {
   allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'del', 's', 'ins', 'sub', 'sup', 'span'],
@@ -50,8 +54,6 @@ const OPTIONS: sanitizeHtml.IOptions = {
   allowProtocolRelative: false,
   disallowedTagsMode: 'discard',
 };
-
-export const looksLikeHtml = (content: string) => HTML_LIKE.test(content.replace(SLACK_TOKEN, '').replace(CODE, ''));
 
 /**
  * True when a decoded destination has no scheme (a relative link) or a safe
@@ -151,8 +153,220 @@ function rewriteUnsafeLinks(markdown: string): string {
   return out;
 }
 
-/** The content as stored; 400 validation_error when it cannot be made safe (see neutralizeLinks). */
+/** How many rounds of both passes content may take to settle (each round usually changes nothing). */
+const MAX_ROUNDS = 4;
+
+/** The content as stored; 400 validation_error when it cannot be made safe (see the passes above). */
 export function sanitizeContent(content: string): string {
-  const html = looksLikeHtml(content) ? sanitizeHtml(content, OPTIONS) : content;
-  return neutralizeLinks(html);
+  let out = content;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const next = neutralizeLinks(cleanHtml(out));
+    if (next === out) return out;
+    out = next;
+  }
+  throw invalid('content: its HTML could not be made safe; remove the HTML');
+}
+
+// ---- Pass 1: HTML, token by token, where the parser found it ----
+
+/** Tags whose text goes with them when they are dropped (sanitize-html's nonTextTags, and the other raw-text ones). */
+const TEXT_GOES_WITH = new Set(['script', 'style', 'textarea', 'option', 'noscript', 'xmp', 'iframe', 'noembed', 'noframes', 'title', 'plaintext', 'template']);
+const ALLOWED_TAGS = new Set(OPTIONS.allowedTags as string[]);
+
+/** Where a line of an inline token's (or HTML block's) text is in the source; null when it is not a plain slice (tabs expanded). */
+interface Line {
+  start: number | null;
+  text: string;
+}
+/** An inline token's or HTML block's text, as the parser built it from source lines. */
+interface Origin {
+  lines: Line[];
+  /** Characters trimmed off the start of the joined lines. */
+  lead: number;
+}
+
+interface Tracked {
+  origin?: Origin;
+  /** html_inline: offsets in the inline token's text. */
+  start?: number;
+  end?: number;
+}
+
+/** Bare `<` positions in each inline token's text (keyed by its children array). */
+const bareLt = new WeakMap<Token[], Set<number>>();
+
+// markdown-it keeps its rules in `__rules__` (not in its typings); wrapping one keeps its name, order and alternatives.
+type BlockRuleFn = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean;
+type InlineRuleFn = (state: StateInline, silent: boolean) => boolean;
+const rulesOf = <F>(ruler: unknown) => (ruler as { __rules__: Array<{ name: string; fn: F }> }).__rules__;
+
+function trackedParser(): MarkdownIt {
+  const md = new MarkdownIt('commonmark', { html: true, maxNesting: MAX_NESTING } as Options);
+  md.validateLink = () => true;
+  md.normalizeLink = (url) => url;
+  // Each getLines remembers where every line it returns came from.
+  const Base = md.block.State;
+  class State extends Base {
+    lastLines: Line[] = [];
+    override getLines(begin: number, end: number, indent: number, keepLastLF: boolean): string {
+      const text = super.getLines(begin, end, indent, keepLastLF);
+      const parts = text.split('\n');
+      this.lastLines = [];
+      for (let i = 0, line = begin; line < end; i++, line++) {
+        const part = parts[i] ?? '';
+        const stop = this.eMarks[line]!;
+        this.lastLines.push({ start: this.src.slice(stop - part.length, stop) === part ? stop - part.length : null, text: part });
+      }
+      return text;
+    }
+  }
+  md.block.State = State as typeof Base;
+  const wrapBlock = (name: string) => {
+    const rule = rulesOf<BlockRuleFn>(md.block.ruler).find((r) => r.name === name)!;
+    const original = rule.fn;
+    rule.fn = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => {
+      const before = state.tokens.length;
+      const ok = original(state, startLine, endLine, silent);
+      if (!ok || silent) return ok;
+      for (const token of state.tokens.slice(before)) {
+        if (token.type !== 'inline' && token.type !== 'html_block') continue;
+        const lines = (state as State).lastLines;
+        if (name === 'heading') {
+          // One line, the text after the #s: its first occurrence from there.
+          const lineStart = state.bMarks[startLine]! + state.tShift[startLine]!;
+          const at = state.src.indexOf(token.content, lineStart);
+          (token.meta as Tracked) = { origin: { lines: [{ start: at < 0 ? null : at, text: token.content }], lead: 0 } };
+        } else {
+          const joined = lines.map((l) => l.text).join('\n');
+          (token.meta as Tracked) = { origin: { lines, lead: Math.max(0, joined.indexOf(token.content)) } };
+        }
+      }
+      return ok;
+    };
+  };
+  for (const name of ['paragraph', 'lheading', 'heading', 'html_block']) wrapBlock(name);
+  const inlineRule = rulesOf<InlineRuleFn>(md.inline.ruler).find((r) => r.name === 'html_inline')!;
+  const originalInline = inlineRule.fn;
+  inlineRule.fn = (state: StateInline, silent: boolean) => {
+    const start = state.pos;
+    const ok = originalInline(state, silent);
+    // The last token: pending text is pushed before it.
+    if (ok && !silent) (state.tokens.at(-1)!.meta as Tracked) = { start, end: state.pos };
+    return ok;
+  };
+  // Last of the inline rules: a `<` no other rule took is text.
+  md.inline.ruler.push('axid_bare_lt', (state, silent) => {
+    if (!silent && state.src.charCodeAt(state.pos) === 0x3c) {
+      let set = bareLt.get(state.tokens);
+      if (!set) bareLt.set(state.tokens, (set = new Set()));
+      set.add(state.pos);
+    }
+    return false;
+  });
+  return md;
+}
+
+const parser = trackedParser();
+
+/** An offset in a token's text → an offset in the source, or null. */
+function toSource(origin: Origin, offset: number): number | null {
+  let at = offset + origin.lead;
+  for (const line of origin.lines) {
+    if (at <= line.text.length) return line.start === null ? null : line.start + at;
+    at -= line.text.length + 1;
+  }
+  return null;
+}
+
+/** What an html_inline tag becomes. */
+function cleanInlineTag(tag: string): string {
+  if (/^<![A-Za-z]/.test(tag)) return tag; // a declaration (Slack's <!here>): ends at its `>` everywhere
+  if (/^<[!?]/.test(tag)) return ''; // comment, processing instruction, CDATA
+  const closing = /^<\/([A-Za-z][A-Za-z0-9-]*)/.exec(tag);
+  if (closing) return ALLOWED_TAGS.has(closing[1]!.toLowerCase()) ? tag : '';
+  const name = /^<([A-Za-z][A-Za-z0-9-]*)/.exec(tag)?.[1]?.toLowerCase() ?? '';
+  if (!ALLOWED_TAGS.has(name)) return '';
+  // sanitize-html closes what it opened: the tag alone is what comes before that.
+  return sanitizeHtml(tag, OPTIONS).replace(new RegExp(`</${name}>$`), '');
+}
+
+/** What an html_block becomes. */
+function cleanBlock(html: string): string {
+  if (/^<![A-Za-z][^>]*>\s*$/.test(html)) return html; // a declaration alone
+  return sanitizeHtml(html, OPTIONS);
+}
+
+const cannotRewrite = () => invalid('content: has HTML where it cannot be rewritten safely (in a table, or after a tab used as indentation); remove that HTML');
+
+/** Pass 1. Returns `markdown` itself when nothing changes. */
+export function cleanHtml(input: string): string {
+  if (!input.includes('<')) return input;
+  // markdown-it reads \r\n, \r and NUL as \n and U+FFFD; offsets are in that text.
+  const markdown = /[\r\0]/.test(input) ? input.replace(/\r\n?/g, '\n').replace(/\0/g, '\uFFFD') : input;
+  const tokens = parser.parse(markdown, {});
+  const edits: Edit[] = [];
+  const lts: Array<{ origin: Origin | undefined; children: Token[] }> = [];
+  let hasTags = false;
+  for (const token of tokens) {
+    if (token.level >= MAX_NESTING - 1) throw invalid(`content: quotes, lists or emphasis are nested too deeply (at most about ${MAX_NESTING} levels) to check its HTML`);
+    const origin = (token.meta as Tracked | null)?.origin;
+    if (token.type === 'html_block') {
+      hasTags ||= !/^<![A-Za-z]/.test(token.content);
+      const body = token.content.replace(/\n$/, '');
+      const clean = cleanBlock(token.content).replace(/\n$/, '');
+      if (clean === body) continue;
+      const start = origin && toSource(origin, 0);
+      const end = origin && toSource(origin, body.length);
+      if (start == null || end == null) throw cannotRewrite();
+      // Lines after the first keep their container prefix (`> `, list indentation).
+      const second = origin!.lines[1];
+      const prefix = second?.start != null ? markdown.slice(markdown.lastIndexOf('\n', second.start - 1) + 1, second.start) : '';
+      edits.push({ start, end, text: clean.replace(/\n/g, `\n${prefix}`) });
+      continue;
+    }
+    if (token.type !== 'inline' || !token.children) continue;
+    lts.push({ origin, children: token.children });
+    const children = token.children;
+    for (let i = 0; i < children.length; i++) {
+      const child = children[i]!;
+      if (child.type !== 'html_inline') continue;
+      hasTags ||= !/^<![A-Za-z]/.test(child.content);
+      const { start = 0, end = 0 } = (child.meta as Tracked | null) ?? {};
+      let clean = cleanInlineTag(child.content);
+      let stop = end;
+      const name = /^<([A-Za-z][A-Za-z0-9-]*)/.exec(child.content)?.[1]?.toLowerCase();
+      if (name && TEXT_GOES_WITH.has(name)) {
+        // Its text goes too, up to its closing tag in the same paragraph.
+        const close = children.findIndex((c, j) => j > i && c.type === 'html_inline' && new RegExp(`^</${name}\\s*>$`, 'i').test(c.content));
+        if (close > 0) {
+          stop = (children[close]!.meta as Tracked).end!;
+          i = close;
+        }
+        clean = '';
+      }
+      if (clean === child.content && stop === end) continue;
+      const from = origin && toSource(origin, start);
+      const to = origin && toSource(origin, stop);
+      if (from == null || to == null) throw cannotRewrite();
+      edits.push({ start: from, end: to, text: clean });
+    }
+  }
+  if (hasTags) {
+    // A bare `<` in text, as HTML writes it (kept unless it is rewritten anyway).
+    for (const { origin, children } of lts) {
+      for (const at of bareLt.get(children) ?? []) {
+        const pos = origin && toSource(origin, at);
+        if (pos != null && markdown[pos] === '<' && !edits.some((e) => e.start <= pos && pos < e.end)) edits.push({ start: pos, end: pos + 1, text: '&lt;' });
+      }
+    }
+  }
+  if (edits.length === 0) return input;
+  let out = markdown;
+  let last = Infinity;
+  for (const edit of edits.sort((a, b) => b.start - a.start)) {
+    if (edit.end > last) throw cannotRewrite(); // overlapping: should not happen, refuse rather than guess
+    out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
+    last = edit.start;
+  }
+  return out;
 }
