@@ -16,6 +16,8 @@ import type { JobOutboxPublisher } from '../shared/job-outbox.js';
 import { JobWakeups } from '../shared/job-wakeups.js';
 import { AccessCache } from '../shared/access-cache.js';
 import { CommitListeners } from '../shared/events.js';
+import { busKeys } from '../shared/event-bus.js';
+import { streamFeatures as streamFeaturesOf } from './gateway/stream-level.js';
 import { StreamReader } from '../shared/stream-reader.js';
 import { createRedis, keys } from '../shared/redis.js';
 import type { Runtime } from '../shared/runtime.js';
@@ -48,12 +50,11 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   // Only the roles that touch files need the bucket (the gateway never does).
   if (writes) await ensureBucket(rt.s3, config.s3.bucket);
 
-  const events = await startEventFlow(rt, deps, { writes, readsEvents, fanOut: roles.has('gateway') });
+  const events = await startEventFlow(rt, deps, { writes, readsEvents });
   await events.reader?.ready();
 
-  const gateway = roles.has('gateway')
-    ? (await import('./gateway/gateway.js')).createGateway(rt, { databaseUrl: deps.databaseUrl, redisUrl: deps.redisUrl, reader: events.reader! })
-    : null;
+  const gateway = roles.has('gateway') ? (await import('./gateway/gateway.js')).createGateway(rt, { databaseUrl: deps.databaseUrl, redisUrl: deps.redisUrl }) : null;
+  await gateway?.ready();
   const worker = roles.has('worker') ? await (await import('./worker/worker.js')).startWorker(rt, { redisUrl: deps.redisUrl }) : null;
   const api = roles.has('api') ? (await import('./api/routes.js')).apiRoutes(config.featureLevel).router : undefined;
   // The web app (services/web/dist) is served by the API role.
@@ -112,7 +113,7 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
     db,
     redis,
     s3,
-    streamKey: keys(config.redisKeyPrefix).events,
+    bus: busKeys(config.redisKeyPrefix, config.eventShards),
     metrics: createMetrics(),
     // Only where an event reader keeps it fresh (a stream still checks its
     // key in the database once it is registered).
@@ -157,11 +158,11 @@ async function migrate(rt: Runtime, deps: Dependencies) {
 
 /**
  * Who publishes and who reads events. Every process that writes (api, worker)
- * can relay the outbox; one is elected. One event reader per reading process,
- * shared by the gateway (fan-out) and the access cache; without the gateway the
- * process reads only the access stream.
+ * can relay the outbox; one is elected. Every reading process (api, gateway)
+ * reads the access stream to keep its access cache fresh; the gateway reads
+ * the bus's shards itself (services/gateway/bus.ts).
  */
-async function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: boolean; readsEvents: boolean; fanOut: boolean }) {
+async function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: boolean; readsEvents: boolean }) {
   const streams = keys(rt.config.redisKeyPrefix);
   const relay = o.writes
     ? createOutboxRelay({
@@ -169,8 +170,10 @@ async function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: bool
         databaseUrl: deps.databaseUrl,
         redis: rt.redis,
         redisUrl: deps.redisUrl,
-        streamKey: rt.streamKey,
+        bus: rt.bus,
         accessStreamKey: streams.accessEvents,
+        // Level 3 keeps the events for replay (docs/realtime.md); level 2 only by length.
+        retentionMs: streamFeaturesOf(rt.config.featureLevel).replay ? rt.config.streamRetentionSeconds * 1000 : null,
         wakeChannel: streams.outboxWake,
         sole: deps.embeddedDatabase,
         log: rt.log,
@@ -182,8 +185,7 @@ async function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: bool
   const jobs = o.writes ? new (await import('../shared/job-outbox.js')).JobOutboxPublisher(rt) : null;
   jobs?.start();
 
-  const readerStream = o.fanOut ? rt.streamKey : streams.accessEvents;
-  const reader = o.readsEvents ? new StreamReader({ redisUrl: deps.redisUrl, streamKey: readerStream, log: rt.log, blockMs: 5_000 }) : null;
+  const reader = o.readsEvents ? new StreamReader({ redisUrl: deps.redisUrl, streamKeys: [streams.accessEvents], log: rt.log, blockMs: 5_000 }) : null;
   reader?.subscribe((event) => rt.access.onEvent(event));
   const stopCommitListener = rt.events.subscribe((committed) => {
     if (relay) relay.committed();

@@ -117,6 +117,13 @@ const EnvSchema = z.object({
   // Bounds on a hung dependency (docs/reliability.md, "A hung dependency").
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2_000),
+  // The event bus (docs/realtime.md): streams events are spread over, and how
+  // long they are kept for replay (level 3).
+  EVENT_SHARDS: z.coerce.number().int().min(1).max(64).default(1),
+  STREAM_RETENTION_SECONDS: positiveInt(600),
+  // Presence (level 3): a gateway's heartbeats expire after this long, so a
+  // dead gateway's users go offline within it (plus a sweep, a third of it).
+  PRESENCE_TTL_SECONDS: z.coerce.number().int().min(1).max(45).default(30),
   TRACKER_HOSTS: commaList('linear.app'),
   CODE_HOSTS: commaList('github.com'),
   CORS_ORIGINS: originList,
@@ -205,6 +212,12 @@ const ConfigSchema = EnvChecked.transform((e) => ({
   dbStatementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
   /** ioredis commandTimeout of the command connection (shared/redis.ts). */
   redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
+  /** Streams the event bus spreads events over (shared/event-bus.ts); 1: one stream. */
+  eventShards: e.EVENT_SHARDS,
+  /** Seconds events stay in the bus for replay (trimmed by MINID at level 3). */
+  streamRetentionSeconds: e.STREAM_RETENTION_SECONDS,
+  /** Seconds a gateway's presence heartbeat lives (services/gateway/presence.ts). */
+  presenceTtlSeconds: e.PRESENCE_TTL_SECONDS,
   trackerHosts: e.TRACKER_HOSTS,
   codeHosts: e.CODE_HOSTS,
   /** Browser origins allowed to call the API and read the stream (exact matches); empty: no CORS. */

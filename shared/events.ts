@@ -4,7 +4,8 @@
 // (typing) skip the outbox and go straight to the stream.
 import { commitDeadline, type Db, type Knex } from './db/knex.js';
 import { serviceUnavailable } from './errors.js';
-import type { Redis } from './redis.js';
+import { LIVE_MAXLEN, liveKeyOf, type BusKeys } from './event-bus.js';
+import type { RedisClient } from './redis.js';
 
 export const EVENT_TYPES = [
   'message.created',
@@ -122,14 +123,14 @@ export async function recordEvents(rt: EventSink, trx: Db, events: AxidEvent[]):
 
 export const recordEvent = (rt: EventSink, trx: Db, event: AxidEvent) => recordEvents(rt, trx, [event]);
 
-export const STREAM_MAXLEN = 100_000;
 export const ACCESS_STREAM_MAXLEN = 10_000;
 
 /**
- * Publishes an ephemeral event at once. While Redis is away it is refused
- * (503) instead of waiting in ioredis's offline queue: nothing keeps it.
+ * Publishes an ephemeral event (typing, presence) at once, to the live stream
+ * of its shard (event-bus.ts). While Redis is away it is refused (503) instead
+ * of waiting in ioredis's offline queue: nothing keeps it.
  */
-export async function publishEphemeral(redis: Redis, streamKey: string, event: AxidEvent): Promise<void> {
+export async function publishEphemeral(redis: RedisClient, bus: BusKeys, event: AxidEvent): Promise<void> {
   if (redis.status !== 'ready') throw serviceUnavailable();
-  await redis.xadd(streamKey, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', JSON.stringify(event));
+  await redis.xadd(liveKeyOf(bus, event.to), 'MAXLEN', '~', LIVE_MAXLEN, '*', 'e', JSON.stringify(event));
 }

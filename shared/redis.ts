@@ -1,6 +1,9 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 
 export { Redis };
+
+/** A connection to one Redis node or to a Redis Cluster. */
+export type RedisClient = Redis | Cluster;
 
 /**
  * A Redis connection. `maxRetriesPerRequest: null` keeps commands queued while

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { AccessCache } from './access-cache.js';
 import type { Config } from './config.js';
+import type { BusKeys } from './event-bus.js';
 import type { CommitListeners } from './events.js';
 import type { JobWakeups } from './job-wakeups.js';
 import type { Logger } from './logger.js';
@@ -15,7 +16,8 @@ export interface Runtime {
   db: Knex;
   /** Commands (rate limits, ephemeral events, queues). Never used for blocking reads. */
   redis: Redis;
-  streamKey: string;
+  /** The event bus's shards (shared/event-bus.ts). */
+  bus: BusKeys;
   metrics: Metrics;
   s3: S3Client;
   /** Cached key → caller and channel access, dropped by the events that change them. */

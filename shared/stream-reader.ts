@@ -1,48 +1,72 @@
-// A process's one upstream of events: a dedicated Redis connection doing plain
-// XREAD BLOCK over the event stream (no consumer group: every replica reads
-// everything). It remembers the last entry id it saw and, after a lost
-// connection, reads on from there, so subscribers miss nothing. The gateway
-// fans events out to streams; the API drops cached access the events change.
+// One upstream of events: a dedicated Redis connection doing plain XREAD
+// BLOCK over one or more streams of one hash slot (no consumer group: every
+// replica reads everything it reads). It remembers the last entry id it saw
+// of each stream and, after a lost connection, reads on from there, so
+// listeners miss nothing. The gateway reads a shard of the event bus with one
+// (shared/event-bus.ts: its durable and its live stream); the API reads the
+// access stream with one to drop cached access.
+//
+// With an epoch key (a bus shard), every read also makes sure the shard has
+// an epoch (SET NX) and reads it, in the same round trip, so the entries read
+// are told with the epoch they belong to: one read after the streams were
+// lost (the key is gone) gets the new one.
+import { randomBytes } from 'node:crypto';
 import type { AxidEvent } from './events.js';
 import type { Logger } from './logger.js';
 import { createRedis, type Redis } from './redis.js';
 
 export interface StreamReaderOptions {
   redisUrl: string;
-  streamKey: string;
+  /** The streams read (one hash slot); listeners are told which by its index. */
+  streamKeys: string[];
+  /** The key of the shard's epoch (shared/event-bus.ts), for a bus shard. */
+  epochKey?: string;
+  /** Start after these ids (one per stream) instead of after the newest entries. */
+  startAfter?: (string | null)[];
   log: Logger;
   blockMs: number;
   /** Called once per entry, in stream order (more listeners: subscribe()). */
-  onEvent?(event: AxidEvent, entryId: string): void;
+  onEvent?: EntryListener;
 }
+
+/** `stream` is the index of the entry's stream in streamKeys. */
+export type EntryListener = (event: AxidEvent, entryId: string, stream: number) => void;
 
 const BATCH = 1000;
 
 /** Milliseconds part of a stream entry id (`<ms>-<seq>`). */
 export const entryTime = (id: string) => Number(id.slice(0, id.indexOf('-')));
 
+/** A fresh epoch: a random word (shared/event-bus.ts). */
+export const newEpoch = () => randomBytes(6).toString('base64url');
+
 export class StreamReader {
   private readonly redis: Redis;
-  private lastId: string | null = null;
+  /** The last id read of each stream; null until the start is known. */
+  private lastIds: string[] | null;
   private stopped = false;
   private loop: Promise<void> | null = null;
   private started: Promise<void>;
   private markStarted!: () => void;
-  private readonly listeners: ((event: AxidEvent, entryId: string) => void)[] = [];
+  private readonly listeners: EntryListener[] = [];
+  private initialized = false;
+  /** The shard's epoch as of the last read (with epochKey). */
+  epoch = '';
 
   constructor(private readonly o: StreamReaderOptions) {
     this.redis = createRedis(o.redisUrl, 'axid-event-reader');
     this.redis.on('error', (err) => o.log.debug({ err: err.message }, 'event reader: redis connection error'));
     this.started = new Promise((resolve) => (this.markStarted = resolve));
+    this.lastIds = o.startAfter && o.startAfter.every((id) => id !== null) ? (o.startAfter as string[]) : null;
     if (o.onEvent) this.listeners.push(o.onEvent.bind(o));
   }
 
   /** Adds a listener called once per entry, in stream order. */
-  subscribe(listener: (event: AxidEvent, entryId: string) => void): void {
+  subscribe(listener: EntryListener): void {
     this.listeners.push(listener);
   }
 
-  /** Starts reading from the current end of the stream. */
+  /** Starts reading from the current end of the streams (or after `startAfter`). */
   start(): void {
     this.loop ??= this.run();
   }
@@ -50,6 +74,15 @@ export class StreamReader {
   /** Resolves once the starting position is known (events after it are read). */
   ready(): Promise<void> {
     return this.started;
+  }
+
+  /** The last id read of the first stream (after ready()). */
+  get position(): string {
+    return this.lastIds?.[0] ?? '0-0';
+  }
+
+  get isStopped() {
+    return this.stopped;
   }
 
   async stop(): Promise<void> {
@@ -62,22 +95,45 @@ export class StreamReader {
 
   private async run(): Promise<void> {
     let backoff = 100;
+    const { streamKeys, epochKey } = this.o;
     while (!this.stopped) {
       try {
-        if (this.lastId === null) {
-          // The id of the newest entry, so nothing published from now on is skipped.
-          const newest = await this.redis.xrevrange(this.o.streamKey, '+', '-', 'COUNT', 1);
-          this.lastId = newest[0]?.[0] ?? '0-0';
+        if (!this.initialized) {
+          // The id of the newest entry of each stream (unless told where to
+          // start), so nothing published from now on is skipped; the epoch.
+          const pipeline = this.redis.pipeline();
+          const known = this.lastIds;
+          if (!known) for (const key of streamKeys) pipeline.xrevrange(key, '+', '-', 'COUNT', 1);
+          if (epochKey) pipeline.set(epochKey, newEpoch(), 'NX').get(epochKey);
+          const results = (await pipeline.exec()) ?? [];
+          for (const [err] of results) if (err) throw err;
+          this.lastIds = known ?? streamKeys.map((_, i) => (results[i]![1] as [string, string[]][])[0]?.[0] ?? '0-0');
+          if (epochKey) this.epoch = String(results[results.length - 1]![1]);
+          this.initialized = true;
           this.markStarted();
         }
-        const res = (await this.redis.xread('COUNT', BATCH, 'BLOCK', this.o.blockMs, 'STREAMS', this.o.streamKey, this.lastId)) as
-          | [string, [string, string[]][]][]
-          | null;
+        const lastIds = this.lastIds!;
+        let res: [string, [string, string[]][]][] | null;
+        if (epochKey) {
+          const results =
+            (await this.redis
+              .pipeline()
+              .set(epochKey, newEpoch(), 'NX')
+              .get(epochKey)
+              .xread('COUNT', BATCH, 'BLOCK', this.o.blockMs, 'STREAMS', ...streamKeys, ...lastIds)
+              .exec()) ?? [];
+          for (const [err] of results) if (err) throw err;
+          this.epoch = String(results[1]![1]);
+          res = results[2]![1] as typeof res;
+        } else {
+          res = (await this.redis.xread('COUNT', BATCH, 'BLOCK', this.o.blockMs, 'STREAMS', ...streamKeys, ...lastIds)) as typeof res;
+        }
         backoff = 100;
-        for (const [, entries] of res ?? []) {
+        for (const [key, entries] of res ?? []) {
+          const stream = streamKeys.indexOf(key);
           for (const [id, fields] of entries) {
-            this.lastId = id;
-            this.dispatch(id, fields);
+            lastIds[stream] = id;
+            this.dispatch(id, fields, stream);
           }
         }
       } catch (err) {
@@ -89,26 +145,32 @@ export class StreamReader {
     }
   }
 
-  private dispatch(id: string, fields: string[]) {
-    const i = fields.indexOf('e');
-    if (i < 0 || i % 2 !== 0) return;
-    let event: AxidEvent;
-    try {
-      event = JSON.parse(fields[i + 1] as string) as AxidEvent;
-    } catch {
-      this.o.log.warn({ id }, 'event reader: skipped an entry that is not JSON');
-      return;
-    }
-    if (!event || typeof event.type !== 'string' || !event.to || typeof event.to.workspace_id !== 'string') {
-      this.o.log.warn({ id }, 'event reader: skipped an entry without type or address');
+  private dispatch(id: string, fields: string[], stream: number) {
+    const event = parseEntry(fields);
+    if (!event) {
+      this.o.log.warn({ id }, 'event reader: skipped an entry without JSON event, type or address');
       return;
     }
     for (const listener of this.listeners) {
       try {
-        listener(event, id);
+        listener(event, id, stream);
       } catch (err) {
         this.o.log.error({ err, id, type: event.type }, 'event reader: a listener failed');
       }
     }
   }
+}
+
+/** The event of a stream entry (field `e`), or null when it is not one. */
+export function parseEntry(fields: string[]): AxidEvent | null {
+  const i = fields.indexOf('e');
+  if (i < 0 || i % 2 !== 0) return null;
+  let event: AxidEvent;
+  try {
+    event = JSON.parse(fields[i + 1] as string) as AxidEvent;
+  } catch {
+    return null;
+  }
+  if (!event || typeof event.type !== 'string' || !event.to || typeof event.to.workspace_id !== 'string') return null;
+  return event;
 }

@@ -44,6 +44,9 @@ export class SseConnection {
   /** When a frame was last written (ms): the keep-alive skips streams written lately. */
   lastWriteAt = Date.now();
   private opened = false;
+  /** Frames routed while the stream is held (a replay being read), written after it. */
+  private held: Frame[] | null = null;
+  private heldBytes = 0;
   private readonly listeners: (() => void)[] = [];
   /** Null when the headers could not go out at once (no socket yet): the stream is then ended. */
   private readonly socket: Socket | null;
@@ -75,9 +78,24 @@ export class SseConnection {
    */
   open(initFrame: Frame) {
     if (!this.socket) return this.end();
-    this.send(initFrame, false);
+    this.write(initFrame, false);
     this.opened = true;
     this.metrics.connections.inc();
+  }
+
+  /** Keeps the frames routed from now on until resume() (a replay is read meanwhile). */
+  hold() {
+    this.held ??= [];
+  }
+
+  /** Writes `init`, then `replayed`, then the frames held meanwhile, and goes live. */
+  resume(initFrame: Frame, replayed: Frame[]) {
+    const held = this.held ?? [];
+    this.held = null;
+    this.heldBytes = 0;
+    this.open(initFrame);
+    for (const frame of replayed) if (!this.write(frame, true)) return;
+    for (const frame of held) if (!this.write(frame, true)) return;
   }
 
   /**
@@ -87,18 +105,22 @@ export class SseConnection {
    * uncork.
    */
   send(frame: Frame, isEvent = true, now = Date.now(), cork: Socket[] | null = null): boolean {
+    if (this.held && !this.closed) {
+      // Bounded like the socket's buffer: a replay that takes too long cuts the stream off.
+      this.heldBytes += frame.chunk.length;
+      if (this.heldBytes > this.maxQueueBytes) return this.cutOff(isEvent);
+      this.held.push(frame);
+      return true;
+    }
+    return this.write(frame, isEvent, now, cork);
+  }
+
+  private write(frame: Frame, isEvent: boolean, now = Date.now(), cork: Socket[] | null = null): boolean {
     const socket = this.socket;
     if (this.closed || !socket) return false;
     const queued = socket.writableLength;
     // A frame larger than the whole budget still goes to a client that keeps up.
-    if (queued > 0 && queued + frame.chunk.length > this.maxQueueBytes) {
-      this.metrics.slowDisconnects.inc();
-      if (isEvent) this.metrics.dropped.inc();
-      // Nothing more can be written whole: drop the socket.
-      this.res.destroy();
-      this.finish();
-      return false;
-    }
+    if (queued > 0 && queued + frame.chunk.length > this.maxQueueBytes) return this.cutOff(isEvent);
     if (cork && socket.writableCorked === 0) {
       socket.cork();
       cork.push(socket);
@@ -106,6 +128,15 @@ export class SseConnection {
     socket.write(this.chunked ? frame.chunk : frame.bytes);
     this.lastWriteAt = now;
     return true;
+  }
+
+  private cutOff(isEvent: boolean): false {
+    this.metrics.slowDisconnects.inc();
+    if (isEvent) this.metrics.dropped.inc();
+    // Nothing more can be written whole: drop the socket.
+    this.res.destroy();
+    this.finish();
+    return false;
   }
 
   /**

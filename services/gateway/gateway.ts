@@ -1,7 +1,9 @@
 // The gateway role: GET /api/v1/stream as server-sent events (docs/realtime.md).
-// One Redis reader per process feeds a local routing index (hub.ts); each
-// frame is encoded once per event and written to every connection that may
-// see it, through a bounded per-connection buffer.
+// One Redis reader per shard of the event bus (bus.ts) feeds a local routing
+// index (hub.ts); each frame is encoded once per event and written to every
+// connection that may see it, through a bounded per-connection buffer. At
+// level 3 (stream-level.ts) frames carry ids, a stream resumes from one
+// (bus.ts), and presence is kept across gateways (presence.ts).
 import type { Next } from 'koa';
 import { authenticate, bearerToken } from '../../shared/auth.js';
 import { AppError } from '../../shared/errors.js';
@@ -11,10 +13,15 @@ import { channelIdsOfUser } from '../core/channels/channels.store.js';
 import { presentUser } from '../core/users/users.presenter.js';
 import { findKeyHolder } from '../core/users/users.store.js';
 import { presentWorkspace } from '../core/workspaces/workspaces.presenter.js';
+import { randomBytes } from 'node:crypto';
+import { publishEphemeral } from '../../shared/events.js';
+import { entryTime } from '../../shared/stream-reader.js';
+import { GatewayBus, formatPosition, parsePosition, type BusPosition } from './bus.js';
 import { Frame, SseConnection } from './connection.js';
 import { Hub, encodeFrame, type Ticket } from './hub.js';
 import { gatewayMetrics } from './metrics.js';
-import { StreamReader, entryTime } from '../../shared/stream-reader.js';
+import { Presence } from './presence.js';
+import { streamFeatures } from './stream-level.js';
 
 export const STREAM_PATH = '/api/v1/stream';
 
@@ -27,8 +34,6 @@ export interface GatewayOptions {
   maxQueueBytes?: number;
   /** How long one XREAD blocks before it is issued again. */
   readBlockMs?: number;
-  /** The process's event reader, when the stack shares one; else the gateway opens its own. */
-  reader?: StreamReader;
 }
 
 const KEEP_ALIVE = Frame.of(': keep-alive\n\n');
@@ -38,17 +43,39 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
   const maxQueueBytes = o.maxQueueBytes ?? 1024 * 1024;
   const metrics = gatewayMetrics(rt.metrics);
 
-  const hub = new Hub((userId) => channelIdsOfUser(rt.db, userId));
+  const features = streamFeatures(rt.config.featureLevel);
 
-  const ownReader = !o.reader;
-  const reader = o.reader ?? new StreamReader({ redisUrl: o.redisUrl, streamKey: rt.streamKey, log: rt.log, blockMs: o.readBlockMs ?? 5_000 });
-  reader.subscribe((event, id) => {
-    metrics.received.inc();
-    metrics.lag.set(Math.max(0, Date.now() - entryTime(id)));
-    // Counted once per event: a counter call per delivery shows in the profile.
-    metrics.delivered.inc(hub.route(event));
+  const bus: GatewayBus = new GatewayBus({
+    bus: rt.bus,
+    redisUrl: o.redisUrl,
+    redis: rt.redis,
+    log: rt.log,
+    blockMs: o.readBlockMs ?? 5_000,
+    retentionMs: rt.config.streamRetentionSeconds * 1000,
+    onEntry(entry) {
+      metrics.received.inc();
+      if (entry.durable) metrics.lag.set(Math.max(0, Date.now() - entryTime(entry.id)));
+      // A membership copy on shard 0 is delivered from its home shard, read here too.
+      if (entry.copy) return;
+      // Counted once per event: a counter call per delivery shows in the profile.
+      metrics.delivered.inc(hub.route(entry.event));
+    },
   });
-  reader.start();
+  const hub = new Hub((userId) => channelIdsOfUser(rt.db, userId), features.replay ? () => bus.frameId() : () => undefined);
+
+  const presence = features.presence
+    ? new Presence({
+        redis: rt.redis,
+        prefix: rt.config.redisKeyPrefix,
+        gatewayId: randomBytes(8).toString('hex'),
+        ttlMs: rt.config.presenceTtlSeconds * 1000,
+        log: rt.log,
+        announce(workspaceId, userId, status) {
+          const event = { type: 'presence.updated' as const, to: { scope: 'workspace' as const, workspace_id: workspaceId }, data: { user_id: userId, status } };
+          publishEphemeral(rt.redis, rt.bus, event).catch((err: Error) => rt.log.warn({ err: err.message }, 'presence: announcing failed'));
+        },
+      })
+    : null;
 
   // Only streams with nothing written for a while get the comment: a busy
   // gateway would otherwise write to every stream at once each interval, in
@@ -132,18 +159,63 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
       maxQueueBytes,
       metrics,
     );
-    const init = encodeFrame('init', {
-      presence: {},
-      user: presentUser(snapshot.user),
-      workspace: presentWorkspace(snapshot.workspace),
-    });
     try {
-      await hub.attach(conn, ticket, () => conn.open(init));
+      // Level 3: a stream that names the last frame it got resumes after it (bus.ts).
+      const from = features.replay ? resumePoint(ctx) : null;
+      const resumed = from ? await bus.canResume(from) : false;
+      if (presence) {
+        await presence.opened(info.workspaceId, info.userId);
+        conn.onEnd(() => presence.closed(info.workspaceId, info.userId));
+      }
+      const online = presence ? await presence.online(info.workspaceId) : [];
+      const init = (id: string | undefined) =>
+        encodeFrame(
+          'init',
+          {
+            presence: Object.fromEntries(online.map((userId) => [userId, 'online'])),
+            user: presentUser(snapshot.user),
+            workspace: presentWorkspace(snapshot.workspace),
+            ...(features.replay ? { resumed } : {}),
+          },
+          id,
+        );
+      let until: BusPosition | null = null;
+      await hub.attach(conn, ticket, () => {
+        if (!resumed) return conn.open(init(features.replay ? bus.frameId() : undefined));
+        // Live frames wait while the replay up to here is read.
+        conn.hold();
+        until = bus.position();
+      });
+      if (from && until && !conn.closed) await replay(conn, from, until, init);
     } catch (err) {
-      rt.log.error({ err, req_id: ctx.state.requestId }, 'stream: loading memberships failed');
+      rt.log.error({ err, req_id: ctx.state.requestId }, 'stream: opening failed');
       conn.end();
     }
     if (closing) conn.end();
+  }
+
+  /** The `Last-Event-ID` header, or the `last_event_id` query (EventSource cannot set headers on a first connect). */
+  function resumePoint(ctx: AppContext): BusPosition | null {
+    const query = ctx.query.last_event_id;
+    const text = ctx.get('last-event-id') || (typeof query === 'string' ? query : '');
+    return text ? parsePosition(text) : null;
+  }
+
+  /**
+   * Writes `init`, every entry after `from` up to `until` that the user may
+   * see now, then the live frames held meanwhile. Each replayed frame's id is
+   * where the replay stands after it.
+   */
+  async function replay(conn: SseConnection, from: BusPosition, until: BusPosition, init: (id: string) => Frame) {
+    const at: BusPosition = new Map([...until].map(([shard, p]) => [shard, { epoch: p.epoch, id: from.get(shard)!.id }]));
+    const initFrame = init(formatPosition(at));
+    const frames: Frame[] = [];
+    for (const entry of await bus.entriesBetween(from, until)) {
+      at.set(entry.shard, { epoch: until.get(entry.shard)!.epoch, id: entry.id });
+      if (hub.visibleTo(conn.info.userId, entry.event)) frames.push(encodeFrame(entry.event.type, entry.event.data, formatPosition(at)));
+    }
+    metrics.delivered.inc(frames.length);
+    conn.resume(initFrame, frames);
   }
 
   return {
@@ -153,10 +225,11 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
       closing = true;
       clearInterval(keepAlive);
       hub.endAll();
-      if (ownReader) await reader.stop();
+      await presence?.stop();
+      await bus.close();
     },
-    /** Resolves once the reader knows where it starts (tests). */
-    ready: () => reader.ready(),
+    /** Resolves once the readers know where they start. */
+    ready: () => bus.ready(),
     hub,
   };
 }

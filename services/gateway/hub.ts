@@ -4,6 +4,7 @@
 // Membership changes are learnt from the events themselves, so routing never
 // queries the database.
 import { INTERNAL_EVENT_TYPES, type AxidEvent } from '../../shared/events.js';
+import { MEMBERSHIP_EVENT_TYPES as MEMBERSHIP_EVENTS } from '../../shared/event-bus.js';
 import type { Socket } from 'node:net';
 import { Frame, type ConnectionInfo, type SseConnection } from './connection.js';
 
@@ -32,10 +33,14 @@ interface UserState {
 
 export type MembershipLoader = (userId: string) => Promise<string[]>;
 
-export const encodeFrame = (type: string, data: Record<string, unknown>) =>
-  Frame.of(`event: ${type}\ndata: ${JSON.stringify(Object.assign({ type }, data, { type }))}\n\n`);
+/** One frame; `id` only where the stream's level has replay (stream-level.ts: the caller passes none otherwise). */
+export const encodeFrame = (type: string, data: Record<string, unknown>, id?: string) =>
+  Frame.of(`${id === undefined ? '' : `id: ${id}\n`}event: ${type}\ndata: ${JSON.stringify(Object.assign({ type }, data, { type }))}\n\n`);
 
-const MEMBERSHIP_EVENTS = new Set(['channel.member_added', 'channel.member_removed', 'dm.created', 'channel.created']);
+/** The id of a frame written now, or undefined where frames carry none (level 2). */
+export type FrameIds = () => string | undefined;
+
+const isInternal = (type: string) => (INTERNAL_EVENT_TYPES as readonly string[]).includes(type);
 
 export class Hub {
   private readonly users = new Map<string, UserState>();
@@ -53,7 +58,10 @@ export class Hub {
     this.routedThisTurn = 0;
   };
 
-  constructor(private readonly loadMemberships: MembershipLoader) {}
+  constructor(
+    private readonly loadMemberships: MembershipLoader,
+    private readonly frameIds: FrameIds = () => undefined,
+  ) {}
 
   get size() {
     return this.all.size;
@@ -134,7 +142,7 @@ export class Hub {
     if (type === 'api_key.revoked') {
       for (const state of ws) for (const conn of [...state.connections]) if (conn.info.keyId === data.key_id) conn.end();
     }
-    if ((INTERNAL_EVENT_TYPES as readonly string[]).includes(type)) return 0; // never sent to clients
+    if (isInternal(type)) return 0; // never sent to clients
 
     const loaded: UserState[] = [];
     if (MEMBERSHIP_EVENTS.has(type)) {
@@ -149,7 +157,7 @@ export class Hub {
     const targets = this.targets(event, ws);
     let delivered = 0;
     if (targets.size > 0) {
-      const frame = encodeFrame(type, data);
+      const frame = encodeFrame(type, data, this.frameIds());
       const now = Date.now();
       // The first event of a turn is written at once; from the second on (a
       // backlog read in one batch) each socket is corked, so the rest of the
@@ -166,6 +174,19 @@ export class Hub {
       if (state) for (const conn of [...state.connections]) conn.end();
     }
     return delivered;
+  }
+
+  /**
+   * Whether a user with streams here may see an event now, by the rules of
+   * route() (a replay decides visibility as live delivery does).
+   */
+  visibleTo(userId: string, event: AxidEvent): boolean {
+    const state = this.users.get(userId);
+    const { to } = event;
+    if (!state || state.channels === null || isInternal(event.type) || to.workspace_id !== state.workspaceId) return false;
+    if (to.scope === 'workspace') return true;
+    if (to.scope === 'channel' && state.channels.has(to.channel_id)) return true;
+    return (to.user_ids ?? []).includes(userId);
   }
 
   /** Ends every stream (shutdown). */

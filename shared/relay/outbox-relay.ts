@@ -16,6 +16,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import type { BusKeys } from '../event-bus.js';
 import type { Redis } from '../redis.js';
 import { SerialRun } from '../serial-run.js';
 import { redisEventStream, type EventStream } from './event-stream.js';
@@ -162,9 +163,12 @@ export interface RelayOptions {
   databaseUrl: string;
   redis: Redis;
   redisUrl: string;
-  streamKey: string;
+  /** The shards of the event bus (shared/event-bus.ts). */
+  bus: BusKeys;
   /** Where access-changing events are published too (events.ts ACCESS_EVENT_TYPES). */
   accessStreamKey: string;
+  /** How long entries are kept for replay (level 3); null: trimmed by length only. */
+  retentionMs: number | null;
   /** The Redis channel writers announce commits on. */
   wakeChannel: string;
   /** true for the single-connection embedded database: always elected, queries through the pool. */
@@ -178,7 +182,7 @@ export function createOutboxRelay(o: RelayOptions): OutboxRelay {
   return new OutboxRelay({
     leadership,
     outbox: outboxTable((sql, params) => leadership.query(sql, params)),
-    stream: redisEventStream(o.redis, o.streamKey, o.accessStreamKey),
+    stream: redisEventStream(o.redis, { bus: o.bus, accessStreamKey: o.accessStreamKey, retentionMs: o.retentionMs }),
     wakeups: new RedisWakeups(o.redis, o.redisUrl, o.wakeChannel, o.log),
     log: o.log,
     metrics: o.metrics,

@@ -11,6 +11,7 @@ import { createLogger } from '../../shared/logger.js';
 import { expectError, expectOk } from '../support/expect.js';
 import { bucketKeys, hashOfUrl as hashOfAbsoluteUrl, multipartUploads, reachable, uploadFile, waitFor } from '../support/files.js';
 import { newWorkspace, stack, testEnv } from '../support/stack.js';
+import { busEvents } from '../support/bus.js';
 
 /** Downloads a link of the shared stack (under PUBLIC_BASE_URL) from its real port. */
 const hashOfUrl = (url: string) => hashOfAbsoluteUrl(reachable(stack(), url));
@@ -417,8 +418,5 @@ function spyOnS3() {
 /** file.ready events for one file on the run's Redis stream. */
 export async function fileEvents(fileId: string) {
   const s = stack();
-  const entries = (await s.rt.redis.xrange(s.rt.streamKey, '-', '+')) as [string, string[]][];
-  return entries
-    .map(([, fields]) => JSON.parse(fields[1]!))
-    .filter((e) => e.type === 'file.ready' && e.data.file.id === fileId);
+  return (await busEvents(s)).filter((e) => e.type === 'file.ready' && e.data.file.id === fileId);
 }

@@ -14,6 +14,7 @@ import { Client } from '../support/client.js';
 import { expectError, expectOk } from '../support/expect.js';
 import { waitFor } from '../support/files.js';
 import { newWorkspace, stack, testEnv, uniqueName, type TestWorkspace } from '../support/stack.js';
+import { busEvents } from '../support/bus.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'slack-incoming');
 
@@ -42,8 +43,7 @@ const messagesOf = (hookId: string) => stack().rt.db('messages').where({ webhook
 /** Events on the run's Redis stream about one message. */
 async function messageEvents(messageId: string) {
   const s = stack();
-  const entries = (await s.rt.redis.xrange(s.rt.streamKey, '-', '+')) as [string, string[]][];
-  return entries.map(([, f]) => JSON.parse(f[1]!)).filter((e) => e.data?.message?.id === messageId);
+  return (await busEvents(s)).filter((e) => e.data?.message?.id === messageId);
 }
 
 async function renderedMessage(hookId: string) {

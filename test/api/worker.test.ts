@@ -8,6 +8,7 @@ import { createLogger } from '../../shared/logger.js';
 import { expectOk } from '../support/expect.js';
 import { uploadFile, waitFor } from '../support/files.js';
 import { newWorkspace, testEnv } from '../support/stack.js';
+import { busEvents } from '../support/bus.js';
 
 // A stack without the worker role: each test runs the worker it needs.
 describe('the worker', function () {
@@ -37,8 +38,7 @@ describe('the worker', function () {
   const redisUrl = () => s.rt.config.redisUrl;
 
   async function fileReadyEvents(fileId: string) {
-    const entries = (await s.rt.redis.xrange(s.rt.streamKey, '-', '+')) as [string, string[]][];
-    return entries.map(([, f]) => JSON.parse(f[1]!)).filter((e) => e.type === 'file.ready' && e.data.file.id === fileId);
+    return (await busEvents(s)).filter((e) => e.type === 'file.ready' && e.data.file.id === fileId);
   }
 
   async function uploaded() {

@@ -33,7 +33,7 @@ describe('outbox relay: election and takeover', function () {
       .returning('id');
     return rows.map((r) => Number(r.id));
   };
-  const entries = async (key = s.rt.streamKey) =>
+  const entries = async (key = s.rt.bus.shards[0]!.events) =>
     (await s.rt.redis.xrange(key, '-', '+')).map(([, fields]) => ({ e: fields[1]!, o: Number(fields[3]), fields: fields.length }));
   const outboxSize = async () => Number((await s.rt.db('outbox').count('* as n').first())?.n);
 
@@ -44,7 +44,8 @@ describe('outbox relay: election and takeover', function () {
       databaseUrl: s.rt.config.databaseUrl,
       redis: s.rt.redis,
       redisUrl: s.rt.config.redisUrl,
-      streamKey: s.rt.streamKey,
+      bus: s.rt.bus,
+      retentionMs: null,
       accessStreamKey: names.accessEvents,
       wakeChannel: names.outboxWake,
       sole: false,
@@ -62,7 +63,7 @@ describe('outbox relay: election and takeover', function () {
     // next relay finds them in the stream and publishes only the rest.
     const leftBehind = await record(2);
     for (const id of leftBehind) {
-      await s.rt.redis.xadd(s.rt.streamKey, '*', 'e', JSON.stringify({ type: 'channel.updated', to: { scope: 'workspace', workspace_id: 'w' }, data: {} }), 'o', String(id));
+      await s.rt.redis.xadd(s.rt.bus.shards[0]!.events, '*', 'e', JSON.stringify({ type: 'channel.updated', to: { scope: 'workspace', workspace_id: 'w' }, data: {} }), 'o', String(id));
     }
     const after = await record(2);
     const { rows: killed } = await s.rt.db.raw(

@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import type { Client } from './client.js';
 import { stack, uniqueName } from './stack.js';
+import { busEvents } from './bus.js';
 
 export async function createChannel(client: Client, body: Record<string, unknown> = {}) {
   const res = await client.post('/api/v1/channels', { name: uniqueName('chan'), ...body });
@@ -25,8 +26,7 @@ export interface StreamEvent {
 export async function streamEvents(): Promise<StreamEvent[]> {
   const s = stack();
   await s.relay?.drain();
-  const entries = await s.rt.redis.xrange(s.rt.streamKey, '-', '+');
-  return entries.map(([, fields]) => JSON.parse(fields[1] as string) as StreamEvent);
+  return (await busEvents(s)) as StreamEvent[];
 }
 
 /** Waits (up to 5 s) until events matching `match` are on the stream; returns them. */

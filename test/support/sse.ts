@@ -6,6 +6,8 @@ import { EVENT_TYPES, INTERNAL_EVENT_TYPES } from '../../shared/events.js';
 
 export interface Frame {
   event: string;
+  /** The `id:` line's value (level 3), if any. */
+  id?: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   data: any;
   raw: string;
@@ -35,11 +37,15 @@ export interface RawStream {
 }
 
 /** Opens GET /api/v1/stream; resolves when the headers arrived (and, for 200, the init frame). */
-export function openRaw(baseUrl: string, key: string | undefined, o: { waitInit?: boolean } = {}): Promise<RawStream> {
+export function openRaw(
+  baseUrl: string,
+  key: string | undefined,
+  o: { waitInit?: boolean; headers?: Record<string, string>; query?: string } = {},
+): Promise<RawStream> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...o.headers };
     if (key !== undefined) headers.authorization = `Bearer ${key}`;
-    const req = http.get(`${baseUrl}/api/v1/stream`, { headers, agent: false }, (res) => {
+    const req = http.get(`${baseUrl}/api/v1/stream${o.query ? `?${o.query}` : ''}`, { headers, agent: false }, (res) => {
       let text = '';
       let buffer = '';
       const frames: Frame[] = [];
@@ -106,9 +112,11 @@ export function openRaw(baseUrl: string, key: string | undefined, o: { waitInit?
             continue;
           }
           let event = 'message';
+          let id: string | undefined;
           const data: string[] = [];
           for (const line of block.split('\n')) {
-            if (line.startsWith('event: ')) event = line.slice(7);
+            if (line.startsWith('id: ')) id = line.slice(4);
+            else if (line.startsWith('event: ')) event = line.slice(7);
             else if (line.startsWith('data: ')) data.push(line.slice(6));
           }
           const joined = data.join('\n');
@@ -118,7 +126,7 @@ export function openRaw(baseUrl: string, key: string | undefined, o: { waitInit?
           } catch {
             /* kept as text */
           }
-          frames.push({ event, data: parsed, raw: block });
+          frames.push({ event, data: parsed, raw: block, ...(id === undefined ? {} : { id }) });
         }
         notify();
       });

@@ -21,7 +21,7 @@ class MemoryOutbox implements OutboxTable {
     const ids: number[] = [];
     for (let i = 0; i < n; i++) {
       const id = this.nextId++;
-      this.rows.push({ id, type, event: JSON.stringify({ type, n: id }) });
+      this.rows.push({ id, type, event: JSON.stringify({ type, n: id }), channelId: null });
       ids.push(id);
     }
     return ids;

@@ -266,7 +266,7 @@ export async function removeReaction(rt: Runtime, actor: Actor, channelId: strin
 export async function sendTyping(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind) {
   const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   if (!canParticipate(isMember)) throw joinFirst(kind);
-  await publishEphemeral(rt.redis, rt.streamKey, {
+  await publishEphemeral(rt.redis, rt.bus, {
     type: 'typing',
     to: channelScope(actor.workspaceId, channel.id),
     data: { channel_id: channel.id, user_id: actor.userId },

@@ -1,0 +1,181 @@
+// The gateway's side of the event bus (shared/event-bus.ts): one reader per
+// shard, where each shard stands, the ids frames carry, and the replay of a
+// resumed stream.
+//
+// A frame's id (level 3) is where this gateway's readers stood when the frame
+// was written: for each shard read, `<shard>.<epoch>.<last entry id>`, joined
+// by commas. Every entry up to those positions that the connection may see was
+// written to it before the frame (a reader dispatches in order), so a replay
+// from them misses nothing and repeats nothing, whichever gateway serves it.
+// The relay numbers the entries of all shards with one sequence, so the
+// entries of several shards merge into the order they were committed in.
+import type { AxidEvent } from '../../shared/events.js';
+import type { BusKeys } from '../../shared/event-bus.js';
+import { channelOf, homeShard } from '../../shared/event-bus.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Redis } from '../../shared/redis.js';
+import { compareIds } from '../../shared/relay/event-stream.js';
+import { StreamReader, entryTime, parseEntry } from '../../shared/stream-reader.js';
+
+/** A position in the bus: per shard, its epoch and the last entry id seen. */
+export type BusPosition = Map<number, { epoch: string; id: string }>;
+
+/** An entry read from the bus, as listeners get it. */
+export interface BusEntry {
+  event: AxidEvent;
+  id: string;
+  shard: number;
+  /** False for ephemeral events (the shard's live stream): never replayed. */
+  durable: boolean;
+  /** A membership change's copy on shard 0 (its home shard is another). */
+  copy: boolean;
+}
+
+const ID_PATTERN = /^\d{1,16}-\d{1,16}$/;
+
+export function formatPosition(p: BusPosition): string {
+  const parts: string[] = [];
+  for (const [shard, { epoch, id }] of p) parts.push(`${shard}.${epoch}.${id}`);
+  return parts.join(',');
+}
+
+/** Parses a frame id; null when it is not one. */
+export function parsePosition(text: string): BusPosition | null {
+  if (text.length === 0 || text.length > 2048) return null;
+  const p: BusPosition = new Map();
+  for (const part of text.split(',')) {
+    const [shard, epoch, id, extra] = part.split('.');
+    if (extra !== undefined || !shard || !/^\d{1,3}$/.test(shard) || !epoch || !/^[A-Za-z0-9_-]{1,32}$/.test(epoch) || !id || !ID_PATTERN.test(id)) return null;
+    p.set(Number(shard), { epoch, id });
+  }
+  return p;
+}
+
+export interface BusOptions {
+  bus: BusKeys;
+  redisUrl: string;
+  /** Commands (the resume checks and replay reads). */
+  redis: Redis;
+  log: Logger;
+  blockMs: number;
+  retentionMs: number;
+  onEntry(entry: BusEntry): void;
+}
+
+/** Entries read per XRANGE of a replay. */
+const REPLAY_PAGE = 1000;
+/** How long a resume waits for this gateway's readers to reach the position the client has seen. */
+const CATCH_UP_MS = 2000;
+
+export class GatewayBus {
+  private readonly readers = new Map<number, StreamReader>();
+  private readonly shards: number;
+
+  constructor(private readonly o: BusOptions) {
+    this.shards = o.bus.shards.length;
+    for (const shard of o.bus.shards) this.startReader(shard.index);
+  }
+
+  private startReader(index: number) {
+    const keys = this.o.bus.shards[index]!;
+    const reader = new StreamReader({
+      redisUrl: this.o.redisUrl,
+      streamKeys: [keys.events, keys.live],
+      epochKey: keys.epoch,
+      log: this.o.log,
+      blockMs: this.o.blockMs,
+    });
+    reader.subscribe((event, id, stream) => {
+      const durable = stream === 0;
+      this.o.onEntry({ event, id, shard: index, durable, copy: durable && index === 0 && this.shards > 1 && homeShard(channelOf(event), this.shards) !== 0 });
+    });
+    reader.start();
+    this.readers.set(index, reader);
+  }
+
+  /** Resolves once every reader knows where it starts. */
+  async ready(): Promise<void> {
+    await Promise.all([...this.readers.values()].map((r) => r.ready()));
+  }
+
+  /** Where the readers stand now. */
+  position(): BusPosition {
+    const p: BusPosition = new Map();
+    for (const [shard, reader] of this.readers) p.set(shard, { epoch: reader.epoch, id: reader.position });
+    return p;
+  }
+
+  /** The id of a frame written now. */
+  frameId(): string {
+    return formatPosition(this.position());
+  }
+
+  /**
+   * Whether a stream can resume from `from`: every shard read here is in it,
+   * with the epoch the shard has now, no entry after it trimmed, and not older
+   * than the retention. Waits (briefly) for this gateway's readers to reach
+   * it, so that live frames never repeat what the client already has.
+   */
+  async canResume(from: BusPosition): Promise<boolean> {
+    let newest = 0;
+    for (const shard of this.readers.keys()) {
+      const at = from.get(shard);
+      if (!at) return false;
+      newest = Math.max(newest, entryTime(at.id));
+    }
+    if (newest < Date.now() - this.o.retentionMs) return false;
+    const checks = await Promise.all(
+      [...this.readers.keys()].map(async (shard) => {
+        const keys = this.o.bus.shards[shard]!;
+        const at = from.get(shard)!;
+        const [[epochErr, epoch], [infoErr, info]] = ((await this.o.redis.pipeline().get(keys.epoch).xinfo('STREAM', keys.events).exec()) ?? []) as [
+          Error | null,
+          unknown,
+        ][] as [[Error | null, string | null], [Error | null, unknown[]]];
+        if (epochErr || epoch !== at.epoch) return false;
+        if (infoErr) return at.id === '0-0'; // no stream: nothing was ever published to it
+        const i = info.indexOf('max-deleted-entry-id');
+        return i < 0 || compareIds(at.id, String(info[i + 1])) >= 0;
+      }),
+    );
+    if (!checks.every(Boolean)) return false;
+    const deadline = Date.now() + CATCH_UP_MS;
+    for (;;) {
+      const now = this.position();
+      if ([...now].every(([shard, p]) => compareIds(p.id, from.get(shard)!.id) >= 0)) return true;
+      if (Date.now() > deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /**
+   * The durable entries after `from` up to `to` (both positions of every shard
+   * read here), merged in id order; membership copies skipped where the home
+   * shard is read too.
+   */
+  async entriesBetween(from: BusPosition, to: BusPosition): Promise<BusEntry[]> {
+    const perShard = await Promise.all(
+      [...to].map(async ([shard, end]) => {
+        const out: BusEntry[] = [];
+        let start = from.get(shard)!.id;
+        if (compareIds(start, end.id) >= 0) return out;
+        for (;;) {
+          const page = (await this.o.redis.xrange(this.o.bus.shards[shard]!.events, `(${start}`, end.id, 'COUNT', REPLAY_PAGE)) as [string, string[]][];
+          for (const [id, fields] of page) {
+            const event = parseEntry(fields);
+            const home = event ? homeShard(channelOf(event), this.shards) : 0;
+            const copy = shard === 0 && home !== 0;
+            if (event && !(copy && to.has(home))) out.push({ event, id, shard, durable: true, copy });
+          }
+          if (page.length < REPLAY_PAGE) return out;
+          start = page[page.length - 1]![0];
+        }
+      }),
+    );
+    return perShard.flat().sort((a, b) => compareIds(a.id, b.id));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.readers.values()].map((r) => r.stop()));
+  }
+}

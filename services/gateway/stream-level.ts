@@ -1,0 +1,17 @@
+// What the stream offers at a feature level (docs/feature-levels.md): the one
+// place the gateway asks about the level. Level 2 is the documented stream
+// (no `id:`, `init.presence` always `{}`); level 3 adds replay and presence
+// (contract §9, docs/realtime.md).
+import { existsAt, type FeatureLevel } from '../../shared/feature-level.js';
+
+export interface StreamFeatures {
+  /** Frames carry `id:` and `Last-Event-ID` resumes (`init.resumed`). */
+  replay: boolean;
+  /** `init.presence` and `presence.updated` (services/gateway/presence.ts). */
+  presence: boolean;
+}
+
+export const streamFeatures = (level: FeatureLevel): StreamFeatures => ({
+  replay: existsAt({ since: 3 }, level),
+  presence: existsAt({ since: 3 }, level),
+});
