@@ -72,7 +72,12 @@ export class AxidClient {
     const probe = createApi(this.env.origin, { key: () => pastedKey.trim(), onLevel: () => undefined, onUnauthorized: () => undefined });
     await data(probe.GET('/api/v1/users/me'));
     const created = await data(probe.POST('/api/v1/api-keys', { body: browserKeyRequest(this.env.userAgent) }));
-    this.session = { key: created.key!, keyId: created.id, name: created.name };
+    await this.adoptKey({ key: created.key!, id: created.id, name: created.name });
+  }
+
+  /** Keeps a 30-day key the API made for this browser (password, invite, single sign-on: lib/sign-in.ts) and starts. */
+  async adoptKey(issued: { key: string; id: string; name: string }) {
+    this.session = { key: issued.key, keyId: issued.id, name: issued.name };
     saveSession(this.env.storage, this.session);
     this.signedOutReason = null;
     await this.start();

@@ -1,12 +1,14 @@
-// The app shell: sign-in (pasted key or a `/#key=...` link), then the chat or
+// The app shell: sign-in (ui/sign-in.tsx: password, single sign-on, a pasted key,
+// a link), then the chat or
 // the settings, routed by path (the server answers every non-API path with
 // index.html).
 import { useEffect, useState } from 'preact/hooks';
 import { errorMessage } from '../lib/api.js';
-import { keyFromHash } from '../lib/session.js';
+import { arrivalFromHash, exchangeCode, signInErrorText, type Arrival } from '../lib/sign-in.js';
 import { Chat } from './chat.js';
 import { useStore } from './context.js';
 import { Settings } from './settings.js';
+import { InviteWelcome, ResetPassword, SignIn } from './sign-in.js';
 
 function usePath(): [string, (p: string) => void] {
   const [path, setPath] = useState(location.pathname);
@@ -27,12 +29,19 @@ export function App() {
   const [path, navigate] = usePath();
   const [ready, setReady] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // An invite or password-reset link waits for the person's answer (ui/sign-in.tsx).
+  const [pending, setPending] = useState<Extract<Arrival, { kind: 'invite' | 'reset' }> | null>(null);
 
   useEffect(() => {
-    // A one-time link carries the key in the fragment: use it, then forget it.
-    const linked = keyFromHash(location.hash);
-    if (linked) history.replaceState(null, '', location.pathname);
-    const begin = linked ? client.signIn(linked) : client.session ? client.start() : Promise.resolve();
+    // Links carry a secret in the fragment (a key at level 2; at 3 a one-time
+    // code, an invite or a reset code: lib/sign-in.ts): it leaves the address
+    // bar at once, then is used.
+    const arrival = arrivalFromHash(location.hash);
+    if (arrival.kind !== 'none') history.replaceState(null, '', location.pathname + location.search);
+    if (arrival.kind === 'invite' || arrival.kind === 'reset') setPending(arrival);
+    if (arrival.kind === 'error') setError(signInErrorText(arrival.code));
+    const begin =
+      arrival.kind === 'key' ? client.signIn(arrival.key) : arrival.kind === 'code' ? exchangeCode(client, arrival.code) : client.session ? client.start() : Promise.resolve();
     begin.then(
       () => setReady(true),
       (err) => (setError(errorMessage(err)), setReady(true)),
@@ -47,46 +56,11 @@ export function App() {
   }, []);
 
   if (!ready) return <div class="empty" role="status">Loading…</div>;
+  const done = () => (setPending(null), setError(null), navigate('/'));
+  if (pending?.kind === 'invite') return <InviteWelcome token={pending.token} onDone={done} />;
+  if (pending?.kind === 'reset') return <ResetPassword code={pending.code} onDone={done} />;
   if (!client.session || !client.store.me) return <SignIn error={error ?? client.signedOutReason} onSignedIn={() => setError(null)} />;
   if (path === '/settings') return <Settings navigate={navigate} />;
   const m = /^\/c\/([^/]+)$/.exec(path);
   return <Chat conversationId={m ? decodeURIComponent(m[1]!) : null} navigate={navigate} />;
-}
-
-function SignIn({ error, onSignedIn }: { error: string | null; onSignedIn(): void }) {
-  const client = useStore();
-  const [key, setKey] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<string | null>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    try {
-      await client.signIn(key);
-      setKey('');
-      onSignedIn();
-    } catch (err) {
-      setFailure(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <main class="signin">
-      <form class="card form" onSubmit={submit} aria-label="Sign in">
-        <h1>Sign in to Axid</h1>
-        <p class="muted">
-          Paste an API key (the first one is printed when the server starts). The app creates a key of its own for this browser and does not keep the one you paste.
-        </p>
-        {error || failure ? <p class="error" role="alert">{failure ?? error}</p> : null}
-        <label>
-          API key
-          <input type="password" autoComplete="off" required value={key} onInput={(e) => setKey(e.currentTarget.value)} autoFocus />
-        </label>
-        <button class="btn btn-primary" type="submit" disabled={busy}>
-          {busy ? 'Signing in…' : 'Sign in'}
-        </button>
-      </form>
-    </main>
-  );
 }

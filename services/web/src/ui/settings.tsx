@@ -5,6 +5,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { all, data, errorMessage, page } from '../lib/api.js';
 import type { ApiKey, Role, User, Webhook, Workspace } from '../lib/types.js';
 import { displayName, useStore } from './context.js';
+import { CopyButton } from './copy-button.js';
+import { Invites } from './invites.js';
+import { PasswordForm, SignInLink } from './password.js';
 
 type Tab = 'keys' | 'people' | 'webhooks' | 'workspace';
 
@@ -41,20 +44,6 @@ function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   const reload = () => load().then((v) => (setValue(v), setError(null)), (err) => setError(errorMessage(err)));
   useEffect(() => void reload(), deps);
   return { value, error, setError, reload };
-}
-
-export function CopyButton({ text, label }: { text: string; label: string }) {
-  const [done, setDone] = useState(false);
-  return (
-    <button
-      type="button"
-      class="btn small"
-      aria-label={label}
-      onClick={() => void navigator.clipboard?.writeText(text).then(() => setDone(true), () => setDone(false))}
-    >
-      {done ? 'Copied' : 'Copy'}
-    </button>
-  );
 }
 
 function Secret({ title, value, onDone }: { title: string; value: string; onDone(): void }) {
@@ -105,6 +94,12 @@ function Keys() {
   };
   return (
     <>
+      {client.store.level >= 3 ? (
+        <>
+          <PasswordForm />
+          <SignInLink />
+        </>
+      ) : null}
       <h2>Your API keys</h2>
       {secret ? <Secret title="Your new key." value={secret} onDone={() => setSecret(null)} /> : null}
       <form class="row" onSubmit={create}>
@@ -176,6 +171,7 @@ function People() {
   const owner = client.store.me?.role === 'owner';
   return (
     <>
+      {client.store.level >= 3 ? <Invites /> : null}
       <h2>People and agents</h2>
       {secret ? <Secret title={`The key of ${secret.name}.`} value={secret.key} onDone={() => setSecret(null)} /> : null}
       <form class="row" onSubmit={create}>
