@@ -159,7 +159,7 @@ export async function buildBigWorkspace(db: pg.Client, size: DatasetSize, log: (
       INSERT INTO messages (id, workspace_id, channel_id, author_id, content, created_at, has_reactions)
       SELECT ${dataset.message('g')}, ${ws}, ${channelOf('g')}, ${dataset.user(`1 + (g * 7919) % ${size.users}`)},
              ${content('g')}, ${t0} + g * interval '${stepSeconds.toFixed(6)} seconds', g % 50 = 3
-        FROM generate_series(${from}, ${to}) g`, [thresholds, words]);
+        FROM generate_series(${from}::bigint, ${to}::bigint) g`, [thresholds, words]);
   }
   // Replies go to every hundredth top-level message (g % 100 = 7), skewed (x^3)
   // towards the first roots: the first thread gets about 2% of all replies.
@@ -171,7 +171,7 @@ export async function buildBigWorkspace(db: pg.Client, size: DatasetSize, log: (
       SELECT ${dataset.reply('r')}, ${ws}, ${channelOf('x.g')}, ${dataset.user(`1 + (r * 104729) % ${size.users}`)},
              ${dataset.message('x.g')}, 'reply ' || ${content('r')},
              ${t0} + x.g * interval '${stepSeconds.toFixed(6)} seconds' + (r % 997) * interval '1 minute'
-        FROM generate_series(${from}, ${to}) r, LATERAL (SELECT ${rootG('r')} AS g) x`, [thresholds, words]);
+        FROM generate_series(${from}::bigint, ${to}::bigint) r, LATERAL (SELECT ${rootG('r')} AS g) x`, [thresholds, words]);
   }
   await step('threads', `
     INSERT INTO threads (root_message_id, workspace_id, channel_id, reply_count, last_reply_at, created_at)
@@ -182,7 +182,7 @@ export async function buildBigWorkspace(db: pg.Client, size: DatasetSize, log: (
     INSERT INTO reactions (message_id, user_id, emoji, created_at)
     SELECT ${dataset.message('g')}, ${dataset.user(`1 + (g * 31 + k * 7) % ${size.users}`)}, (ARRAY['+1', 'tada', 'eyes'])[k],
            ${t0} + g * interval '${stepSeconds.toFixed(6)} seconds' + k * interval '1 minute'
-      FROM generate_series(3, ${topLevel}, 50) g, generate_series(1, 1 + (g / 50) % 3) k;`);
+      FROM generate_series(3::bigint, ${topLevel}::bigint, 50::bigint) g, generate_series(1, 1 + (g / 50)::int % 3) k;`);
   for (const ix of indexes) await step(`index ${ix.name}`, ix.def);
   await db.query(`RESET session_replication_role`);
   await step('vacuum analyze', `VACUUM (ANALYZE) messages, threads, reactions, channel_members, channels, users`);
