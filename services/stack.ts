@@ -8,6 +8,7 @@ import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/clien
 import type { Config } from '../shared/config.js';
 import { createDb, ensureDatabase } from '../shared/db/knex.js';
 import { migrateLatest } from '../shared/db/migrate.js';
+import { ReadRouting } from '../shared/db/read-replicas.js';
 import { resolveDependencies, type Dependencies, type Probes } from '../shared/embedded.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetrics } from '../shared/metrics.js';
@@ -51,6 +52,8 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   if (writes) await ensureBucket(rt.s3, config.s3.bucket);
 
   const events = await startEventFlow(rt, deps, { writes, readsEvents });
+  // Replicas are watched where reads are served (api, gateway).
+  if (readsEvents) rt.reads.start();
   await events.reader?.ready();
 
   const gateway = roles.has('gateway') ? (await import('./gateway/gateway.js')).createGateway(rt, { databaseUrl: deps.databaseUrl, redisUrl: deps.redisUrl }) : null;
@@ -82,6 +85,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       clearTimeout(hardStop);
       await events.stop();
       if (writes) await (await import('../shared/jobs.js')).closeQueue(rt);
+      await rt.reads.stop();
       await rt.redis.quit().catch(() => rt.redis.disconnect());
       await rt.db.destroy();
       await deps.stop();
@@ -107,14 +111,26 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
     forcePathStyle: config.s3.forcePathStyle,
     credentials: { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey },
   });
+  const metrics = createMetrics();
+  const reads = new ReadRouting({
+    primary: db,
+    replicaUrls: deps.embeddedDatabase ? [] : config.databaseReadUrls,
+    maxLagMs: config.readMaxLagMs,
+    redis,
+    prefix: config.redisKeyPrefix,
+    metrics,
+    log,
+    bounds,
+  });
   return {
     config,
     log,
     db,
+    reads,
     redis,
     s3,
     bus: busKeys(config.redisKeyPrefix, config.eventShards),
-    metrics: createMetrics(),
+    metrics,
     // Only where an event reader keeps it fresh (a stream still checks its
     // key in the database once it is registered).
     access: new AccessCache(readsEvents),

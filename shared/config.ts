@@ -93,6 +93,18 @@ const EnvSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  // Streaming replicas for reads (shared/db/read-replicas.ts): a comma list of postgres:// URLs.
+  DATABASE_READ_URL: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const urls = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      for (const url of urls) {
+        if (!/^postgres(ql)?:\/\//.test(url)) ctx.addIssue({ code: 'custom', message: 'must be a comma list of postgres:// URLs' });
+      }
+      return urls;
+    }),
+  DATABASE_READ_MAX_LAG_MS: positiveInt(5000),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
   // Lets several stacks (or test runs) share one Redis.
   REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]{1,64}$/, 'must be 1 to 64 of A-Za-z0-9_:.-').default('axid:'),
@@ -187,6 +199,9 @@ const ConfigSchema = EnvChecked.transform((e) => ({
   databaseUrl: e.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/axid',
   /** True when DATABASE_URL was not set: the embedded PGlite fallback may be used. */
   databaseUrlIsDefault: e.DATABASE_URL === undefined,
+  /** Read replicas; a replica lagging more than readMaxLagMs (or away) is skipped (shared/db/read-replicas.ts). */
+  databaseReadUrls: e.DATABASE_READ_URL,
+  readMaxLagMs: e.DATABASE_READ_MAX_LAG_MS,
   redisUrl: e.REDIS_URL ?? 'redis://127.0.0.1:6379',
   redisUrlIsDefault: e.REDIS_URL === undefined,
   redisKeyPrefix: e.REDIS_KEY_PREFIX,

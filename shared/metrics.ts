@@ -41,6 +41,24 @@ export function createMetrics() {
       help: 'Events written to the Redis stream',
       registers: [registry],
     }),
+    dbReads: new client.Counter({
+      name: 'axid_db_reads_total',
+      help: 'Reads that could go to a read replica, by where they went (primary or replica) and why',
+      labelNames: ['target', 'reason'] as const,
+      registers: [registry],
+    }),
+    replicaLag: new client.Gauge({
+      name: 'axid_db_replica_lag_seconds',
+      help: 'How long ago the primary first wrote WAL the read replica has not replayed',
+      labelNames: ['replica'] as const,
+      registers: [registry],
+    }),
+    replicaUp: new client.Gauge({
+      name: 'axid_db_replica_up',
+      help: '1 when the read replica answers, 0 when its reads go to the primary',
+      labelNames: ['replica'] as const,
+      registers: [registry],
+    }),
     jobDuration: new client.Histogram({
       name: 'axid_job_duration_seconds',
       help: 'Worker job run time by job name and outcome',

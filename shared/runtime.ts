@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { AccessCache } from './access-cache.js';
 import type { Config } from './config.js';
+import type { ReadRouting } from './db/read-replicas.js';
 import type { BusKeys } from './event-bus.js';
 import type { CommitListeners } from './events.js';
 import type { JobWakeups } from './job-wakeups.js';
@@ -13,7 +14,10 @@ import type { Redis } from './redis.js';
 export interface Runtime {
   config: Config;
   log: Logger;
+  /** The primary: writes, and reads that decide a write. */
   db: Knex;
+  /** Reads a replica may answer: `rt.reads.read(actor, (db) => ...)` (shared/db/read-replicas.ts). */
+  reads: ReadRouting;
   /** Commands (rate limits, ephemeral events, queues). Never used for blocking reads. */
   redis: Redis;
   /** The event bus's shards (shared/event-bus.ts). */

@@ -134,7 +134,10 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     const { info } = ticket;
     // Read after the ticket exists, and only while the key and the user are
     // still valid: a revocation committed after this read cancels the ticket.
-    const snapshot = await findKeyHolder(rt.db, info.keyId);
+    // The init snapshot may come from a replica; a key it does not know yet (made
+    // by another key moments ago) is looked up again on the primary.
+    const snapshot =
+      (await rt.reads.read(info, (db) => findKeyHolder(db, info.keyId))) ?? (rt.reads.enabled ? await findKeyHolder(rt.db, info.keyId) : undefined);
     if (closing) throw new AppError('service_unavailable', 'this gateway is shutting down: reconnect');
     if (!snapshot || ticket.cancelled) throw new AppError('unauthorized', 'a valid API key is required: send Authorization: Bearer <API_KEY>');
 

@@ -27,7 +27,13 @@ export interface DbBounds {
 /** The client-side bound: the server's own timeout answers first while the server runs. */
 export const clientTimeoutMs = (b: DbBounds) => b.statementTimeoutMs + 1_000;
 
-export function createDb(databaseUrl: string, poolMax = 10, log?: DbLog, bounds?: DbBounds): Knex {
+/** Shorter waits for a server whose absence has a fallback (a read replica: shared/db/read-replicas.ts). */
+export interface DbTimeouts {
+  connectTimeoutMs?: number;
+  acquireTimeoutMs?: number;
+}
+
+export function createDb(databaseUrl: string, poolMax = 10, log?: DbLog, bounds?: DbBounds, timeouts: DbTimeouts = {}): Knex {
   const warn = (message: unknown) => log?.warn({ err: String((message as Error)?.message ?? message) }, 'database');
   return knexFactory({
     client: 'pg',
@@ -44,9 +50,10 @@ export function createDb(databaseUrl: string, poolMax = 10, log?: DbLog, bounds?
             connectionTimeoutMillis: clientTimeoutMs(bounds),
           }
         : {}),
+      ...(timeouts.connectTimeoutMs ? { connectionTimeoutMillis: timeouts.connectTimeoutMs } : {}),
     },
     pool: { min: 0, max: poolMax, ...(bounds ? { afterCreate: abandonOnTimeout } : {}) },
-    acquireConnectionTimeout: bounds ? clientTimeoutMs(bounds) : 10_000,
+    acquireConnectionTimeout: timeouts.acquireTimeoutMs ?? (bounds ? clientTimeoutMs(bounds) : 10_000),
     ...(log ? { log: { warn, error: warn, deprecate: warn, debug: () => undefined } } : {}),
   });
 }

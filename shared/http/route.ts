@@ -155,7 +155,13 @@ export class RouteTable {
           return ctx.state.actor;
         },
       } as RouteRequest<z.infer<P>, z.infer<Q>, z.infer<B>>;
-      const result = await handler(request);
+      // A request by a key that may have written: its reads see its writes (shared/db/read-replicas.ts).
+      let result: Result<R>;
+      try {
+        result = await handler(request);
+      } finally {
+        if (spec.method !== 'get') await ctx.state.rt.reads.wrote(ctx.state.actor ?? null);
+      }
       if (result === undefined) {
         ctx.status = 204;
         return;

@@ -27,7 +27,7 @@ export class PrivatePostgres {
     private readonly dir: string,
   ) {}
 
-  static async start(): Promise<PrivatePostgres> {
+  private static async create(): Promise<PrivatePostgres> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'axid-pg-'));
     const pg = new PrivatePostgres(await freePort(), dir);
     if (pg.asRoot) {
@@ -36,7 +36,24 @@ export class PrivatePostgres {
       const { stdout: gid } = await run('id', ['-g', 'postgres']);
       chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
     }
+    return pg;
+  }
+
+  static async start(): Promise<PrivatePostgres> {
+    const pg = await PrivatePostgres.create();
     await pg.exec('initdb', ['-D', pg.data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+    await pg.up();
+    return pg;
+  }
+
+  /**
+   * A streaming replica of `primary` (pg_basebackup -R: a copy of its data
+   * folder that follows its WAL), on a spare port of its own. initdb's
+   * defaults (wal_level replica, trust for replication from 127.0.0.1) allow it.
+   */
+  static async replicaOf(primary: PrivatePostgres): Promise<PrivatePostgres> {
+    const pg = await PrivatePostgres.create();
+    await pg.exec('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', pg.data, '-R', '-X', 'stream', '--no-sync']);
     await pg.up();
     return pg;
   }

@@ -21,13 +21,15 @@ const channelAddress = (channel: ChannelRow): AxidEvent['to'] =>
     ? { scope: 'channel', workspace_id: channel.workspace_id, channel_id: channel.id }
     : { scope: 'workspace', workspace_id: channel.workspace_id };
 
-export async function listChannels(db: Knex, actor: Actor, q: PageQuery) {
-  const rows = await store.listVisibleChannels(db, {
-    workspaceId: actor.workspaceId,
-    userId: actor.userId,
-    after: decodeCursor(q.cursor),
-    limit: q.limit,
-  });
+export async function listChannels(rt: Runtime, actor: Actor, q: PageQuery) {
+  const rows = await rt.reads.read(actor, (db) =>
+    store.listVisibleChannels(db, {
+      workspaceId: actor.workspaceId,
+      userId: actor.userId,
+      after: decodeCursor(q.cursor),
+      limit: q.limit,
+    }),
+  );
   return pageOf(rows, q.limit, presentChannel);
 }
 
@@ -86,9 +88,10 @@ export async function updateChannel(rt: Runtime, actor: Actor, channelId: string
   }
 }
 
-export async function listMembers(db: Knex, actor: Actor, channelId: string, q: PageQuery) {
-  const { channel } = await requireReadable(db, actor, channelId);
-  const rows = await store.listMembers(db, { channelId: channel.id, after: decodeCursor(q.cursor), limit: q.limit });
+export async function listMembers(rt: Runtime, actor: Actor, channelId: string, q: PageQuery) {
+  // Who may read is decided on the primary (and cached); the page may come from a replica.
+  const { channel } = await requireReadable(rt.db, actor, channelId, 'channel', rt.access);
+  const rows = await rt.reads.read(actor, (db) => store.listMembers(db, { channelId: channel.id, after: decodeCursor(q.cursor), limit: q.limit }));
   return pageOf(rows, q.limit, (r) => presentMember(r.member, r.user));
 }
 

@@ -10,13 +10,15 @@ import { presentConversation } from './dms.presenter.js';
 import { MAX_OTHER_MEMBERS } from './dms.schemas.js';
 import * as store from './dms.store.js';
 
-export async function listConversations(db: Knex, actor: Actor, q: PageQuery) {
-  const rows = await store.listConversations(db, {
-    workspaceId: actor.workspaceId,
-    userId: actor.userId,
-    before: decodeCursor(q.cursor),
-    limit: q.limit,
-  });
+export async function listConversations(rt: Runtime, actor: Actor, q: PageQuery) {
+  const rows = await rt.reads.read(actor, (db) =>
+    store.listConversations(db, {
+      workspaceId: actor.workspaceId,
+      userId: actor.userId,
+      before: decodeCursor(q.cursor),
+      limit: q.limit,
+    }),
+  );
   return pageOf(rows, q.limit, presentConversation);
 }
 

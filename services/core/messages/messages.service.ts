@@ -146,8 +146,11 @@ async function present(rt: Runtime, rows: MessageRow[]) {
 export async function listMessages(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, q: ListMessagesInput) {
   const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   const before = decodeCursor(q.cursor);
-  if (q.thread_id && !(await store.isRootOf(rt.db, channel.id, q.thread_id))) throw badThread();
-  const page = await store.listMessages(rt.db, { channelId: channel.id, threadId: q.thread_id, before, limit: q.limit });
+  // Who may read is decided on the primary (and cached); the page may come from a replica.
+  const page = await rt.reads.read(actor, async (db) => {
+    if (q.thread_id && !(await store.isRootOf(db, channel.id, q.thread_id))) throw badThread();
+    return store.listMessages(db, { channelId: channel.id, threadId: q.thread_id, before, limit: q.limit });
+  });
   return listJson(page);
 }
 
@@ -163,7 +166,12 @@ async function presentOne(rt: Runtime, row: MessageRow) {
 
 export async function getMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string) {
   const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
-  return presentOne(rt, await requireMessage(rt, channel.id, messageId));
+  return rt.reads.read(actor, async (db) => {
+    const row = isUuid(messageId) ? await store.findMessage(db, channel.id, messageId) : undefined;
+    if (!row) throw notFound('Message');
+    const reactions = await store.reactionsFor(db, [row.id]);
+    return presentMessage(row, reactions.get(row.id) ?? []);
+  });
 }
 
 export async function updateMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, body: UpdateMessageInput) {

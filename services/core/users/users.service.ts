@@ -16,17 +16,19 @@ export const nameTaken = (name: string) => new AppError('name_taken', `the name 
 export const emailTaken = () => new AppError('conflict', 'this email address already belongs to someone in this workspace');
 
 export async function getUser(rt: Runtime, actor: Actor, userId: string) {
-  const row = await store.findActiveUser(rt.db, actor.workspaceId, userId);
+  const row = await rt.reads.read(actor, (db) => store.findActiveUser(db, actor.workspaceId, userId));
   if (!row) throw notFound('User');
   return presentUserTo(rt.config.featureLevel, actor)(row);
 }
 
 export async function listUsers(rt: Runtime, actor: Actor, q: { limit: number; cursor?: string; is_agent?: boolean }) {
-  const rows = await store.listActiveUsers(rt.db, actor.workspaceId, {
-    after: decodeCursor(q.cursor),
-    limit: q.limit,
-    isAgent: q.is_agent,
-  });
+  const rows = await rt.reads.read(actor, (db) =>
+    store.listActiveUsers(db, actor.workspaceId, {
+      after: decodeCursor(q.cursor),
+      limit: q.limit,
+      isAgent: q.is_agent,
+    }),
+  );
   return pageOf(rows, q.limit, presentUserTo(rt.config.featureLevel, actor));
 }
 

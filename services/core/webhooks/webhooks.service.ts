@@ -35,11 +35,13 @@ export async function createWebhook(rt: Runtime, actor: Actor, input: { channel_
 }
 
 export async function listWebhooks(rt: Runtime, actor: Actor, q: { limit: number; cursor?: string }) {
-  const rows = await store.listWebhooks(rt.db, actor.workspaceId, {
-    after: decodeCursor(q.cursor),
-    limit: q.limit,
-    createdBy: seesAllWebhooks(actor) ? undefined : actor.userId,
-  });
+  const rows = await rt.reads.read(actor, (db) =>
+    store.listWebhooks(db, actor.workspaceId, {
+      after: decodeCursor(q.cursor),
+      limit: q.limit,
+      createdBy: seesAllWebhooks(actor) ? undefined : actor.userId,
+    }),
+  );
   return pageOf(rows, q.limit, (row: WebhookRow) => presentWebhook(row, rt.config.publicBaseUrl));
 }
 

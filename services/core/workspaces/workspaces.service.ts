@@ -34,8 +34,8 @@ export async function createWorkspaceWithOwner(
   });
 }
 
-export async function getWorkspace(db: Knex, actor: Actor) {
-  const row = await store.findWorkspace(db, actor.workspaceId);
+export async function getWorkspace(rt: Runtime, actor: Actor) {
+  const row = await rt.reads.read(actor, (db) => store.findWorkspace(db, actor.workspaceId));
   if (!row) throw notFound('Workspace');
   return presentWorkspace(row);
 }

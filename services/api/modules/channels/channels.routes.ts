@@ -9,7 +9,7 @@ export function channelRoutes(routes: RouteTable) {
   const tag = 'Channels';
   routes
     .add({ method: 'get', path: '/channels', summary: 'List public channels and the private ones the caller is in', tag, query: ListQuery, response: listOf(ChannelSchema) }, async ({ rt, actor, query }) =>
-      list(await channels.listChannels(rt.db, actor, query)),
+      list(await channels.listChannels(rt, actor, query)),
     )
     .add(
       { method: 'post', path: '/channels', summary: 'Create a channel; the creator becomes a member', tag, body: CreateChannelBody, status: 201, response: dataOf(ChannelSchema), errors: ['forbidden', 'not_found', 'name_taken'] },
@@ -24,7 +24,7 @@ export function channelRoutes(routes: RouteTable) {
     )
     .add(
       { method: 'get', path: '/channels/{channel_id}/members', summary: 'List channel members', tag, params: ChannelParams, query: ListQuery, response: listOf(ChannelMemberSchema) },
-      async ({ rt, actor, params, query }) => list(await channels.listMembers(rt.db, actor, params.channel_id, query)),
+      async ({ rt, actor, params, query }) => list(await channels.listMembers(rt, actor, params.channel_id, query)),
     )
     .add(
       { method: 'post', path: '/channels/{channel_id}/members', summary: 'Add a member', tag, params: ChannelParams, body: AddMemberBody, status: 201, response: dataOf(ChannelMemberSchema), errors: ['forbidden', 'already_member'] },

@@ -10,7 +10,7 @@ export function dmRoutes(routes: RouteTable) {
   const tag = 'Direct messages';
   routes
     .add({ method: 'get', path: '/dms', summary: "List the caller's conversations, newest first", tag, query: ListQuery, response: listOf(ConversationSchema) }, async ({ rt, actor, query }) =>
-      list(await dms.listConversations(rt.db, actor, query)),
+      list(await dms.listConversations(rt, actor, query)),
     )
     .add(
       {

@@ -13,7 +13,7 @@ export function workspaceRoutes(routes: RouteTable) {
   const tag = 'Workspace';
   routes
     .add({ method: 'get', path: '/workspaces/current', summary: 'Current workspace details', tag, response: dataOf(WorkspaceSchema) }, async ({ rt, actor }) =>
-      ok(await workspaces.getWorkspace(rt.db, actor)),
+      ok(await workspaces.getWorkspace(rt, actor)),
     )
     .add(
       { method: 'patch', path: '/workspaces/current', summary: 'Update workspace name and settings', tag, body: UpdateWorkspaceBody, response: dataOf(WorkspaceSchema), errors: ['forbidden'] },
