@@ -14,6 +14,7 @@ import { benchDir, repoRoot, spawnNode, stopAll } from './lib/proc.js';
 import { notes, rowsOf, table, type Scenario } from './lib/report.js';
 import { settings } from './settings.js';
 import { OUTBOX_FLOOR_MODE, Unavailable, history, posts, startAxid, startFloor, streams, upload, webhooks, type Bench } from './scenarios.js';
+import { bigWorkspace } from './big.js';
 
 const PG_ADMIN = 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -36,6 +37,7 @@ const scenarios: Scenario[] = [
   { id: 5, name: 'memory per stream', status: 'ran', metrics: [], notes: [] },
   { id: 6, name: 'upload', status: 'ran', metrics: [], notes: [] },
   { id: 7, name: 'webhook ingest', status: 'ran', metrics: [], notes: [] },
+  { id: 8, name: 'ten million messages', status: 'ran', metrics: [], notes: [] },
 ];
 const byId = (n: number) => scenarios.find((s) => s.id === n)!;
 const wanted = (n: number) => settings.only.length === 0 || settings.only.includes(n);
@@ -264,6 +266,7 @@ async function main() {
       [7, webhooks],
       [2, history],
       [6, upload],
+      [8, bigWorkspace],
     ] as const) {
       const s = byId(n);
       if (!wanted(n)) {

@@ -3,7 +3,10 @@
 // server (spare loopback ports; never the machine's shared servers), keeps a
 // steady load on it with a client that records every id, injects one fault
 // after another, and prints per fault: posts accepted, silent gaps, duplicate
-// deliveries, 5xx other than 503, and jobs not finished within 60 s.
+// deliveries, 5xx other than 503, jobs not finished within 60 s, and stale
+// reads of one's own writes (after each accepted post the writer reads the
+// channel's latest page through the other API process: reads go to a streaming
+// replica of the database when it has replayed the post, DATABASE_READ_URL).
 //
 // A silent gap is an accepted post that a stream never delivered although it
 // was connected before the post was sent and stayed connected for GRACE_MS
@@ -95,6 +98,9 @@ interface Phase {
   timeouts: number;
   connectionErrors: number;
   jobs: number;
+  /** Reads by the posting key, right after a post, whose page lacked that post. */
+  staleReads: number;
+  ownReads: number;
 }
 
 interface Post {
@@ -145,7 +151,7 @@ const jobs: Job[] = [];
 const connections: Connection[] = [];
 let phase = 0;
 const newPhase = (name: string) => {
-  phases.push({ name, accepted: 0, refused503: 0, other5xx: 0, timeouts: 0, connectionErrors: 0, jobs: 0 });
+  phases.push({ name, accepted: 0, refused503: 0, other5xx: 0, timeouts: 0, connectionErrors: 0, jobs: 0, staleReads: 0, ownReads: 0 });
   phase = phases.length - 1;
   log(`phase: ${name}`);
 };
@@ -251,6 +257,7 @@ async function main() {
 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'axid-chaos-'));
   const pgServer = await PrivatePostgres.start();
+  const pgReplica = await PrivatePostgres.replicaOf(pgServer);
   const redis = new ChaosRedis(await freePort());
   await redis.up();
   // The S3 server every process shares (as the embedded default does for one process).
@@ -263,6 +270,7 @@ async function main() {
   const key = randomBytes(32).toString('base64url');
   const env = {
     DATABASE_URL: pgServer.url('axid'),
+    DATABASE_READ_URL: pgReplica.url('axid'),
     REDIS_URL: redis.url,
     S3_ENDPOINT: `http://127.0.0.1:${s3Address.port}`,
     S3_ACCESS_KEY_ID: 'S3RVER', // s3rver's fixed credentials
@@ -284,6 +292,7 @@ async function main() {
     stopReaders = true;
     await Promise.allSettled([...started].map((p) => kill(p, 'SIGKILL')));
     await redis.stop();
+    await pgReplica.stop();
     await pgServer.stop();
     await s3.close().catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });
@@ -330,6 +339,13 @@ async function main() {
             if (res.status === 201) {
               p.accepted++;
               posts.push({ id: res.json.data.id, phase, sentAt, acceptedAt: Date.now() });
+              // Read-your-writes, through the other API process (the position is shared through Redis).
+              const reader = d.apis[n % d.apis.length]!;
+              const seen = await request(reader.url, 'GET', `/api/v1/channels/${channel}/messages?limit=50`, key);
+              if (seen.status === 200) {
+                p.ownReads++;
+                if (!(seen.json.data as { id: string }[]).some((m) => m.id === res.json.data.id)) p.staleReads++;
+              } else count(p, seen.status);
             } else count(p, res.status);
             await sleep(40);
           }
@@ -425,6 +441,12 @@ async function main() {
     await pgServer.up();
     await sleep(PHASE_MS);
 
+    newPhase('replica stopped under load');
+    await pgReplica.down();
+    await sleep(OUTAGE_MS);
+    await pgReplica.up();
+    await sleep(PHASE_MS);
+
     newPhase('SIGTERM the gateway');
     await kill(d.gateway, 'SIGTERM');
     d.gateway = await role(env, 'gateway');
@@ -485,11 +507,11 @@ function printTable() {
     return { p, gaps, duplicates, late };
   });
   const header =
-    '| fault | posts accepted | silent gaps | duplicates | 5xx other than 503 | 503 answers | no answer in 15 s | connection refused | jobs recorded | jobs not finished in 60 s |';
-  const lines = [header, '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|'];
+    '| fault | posts accepted | silent gaps | duplicates | 5xx other than 503 | 503 answers | no answer in 15 s | connection refused | jobs recorded | jobs not finished in 60 s | own reads | stale own reads |';
+  const lines = [header, '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'];
   for (const { p, gaps, duplicates, late } of rows) {
     lines.push(
-      `| ${p.name} | ${p.accepted} | ${gaps} | ${duplicates} | ${p.other5xx} | ${p.refused503} | ${p.timeouts} | ${p.connectionErrors} | ${p.jobs} | ${late} |`,
+      `| ${p.name} | ${p.accepted} | ${gaps} | ${duplicates} | ${p.other5xx} | ${p.refused503} | ${p.timeouts} | ${p.connectionErrors} | ${p.jobs} | ${late} | ${p.ownReads} | ${p.staleReads} |`,
     );
   }
   // Where duplicates come from: a message on the Redis stream twice (the relay) or once (the gateway).

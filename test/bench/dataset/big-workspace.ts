@@ -26,6 +26,8 @@ export interface DatasetSize {
 
 export const DATASET_SIZES = {
   full: { name: 'full', users: 10_000, channels: 1_000, messages: 10_000_000, bigChannels: 3, bigShare: 0.1, replyShare: 0.1, chunk: 1_000_000 },
+  /** The size of scenario 2's data set: what scenario 8 compares the full set with. */
+  compare: { name: '100k', users: 1_000, channels: 200, messages: 100_000, bigChannels: 3, bigShare: 0.1, replyShare: 0.1, chunk: 100_000 },
   small: { name: 'small', users: 300, channels: 40, messages: 20_000, bigChannels: 3, bigShare: 0.2, replyShare: 0.1, chunk: 5_000 },
 } satisfies Record<string, DatasetSize>;
 
