@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import type { Config } from '../shared/config.js';
+import { existsAt } from '../shared/feature-level.js';
 import { createDb, ensureDatabase } from '../shared/db/knex.js';
 import { migrateLatest } from '../shared/db/migrate.js';
 import { ReadRouting } from '../shared/db/read-replicas.js';
@@ -59,6 +60,11 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   const gateway = roles.has('gateway') ? (await import('./gateway/gateway.js')).createGateway(rt, { databaseUrl: deps.databaseUrl, redisUrl: deps.redisUrl }) : null;
   await gateway?.ready();
   const worker = roles.has('worker') ? await (await import('./worker/worker.js')).startWorker(rt, { redisUrl: deps.redisUrl }) : null;
+  // Level-3 machinery: the repeating jobs of the level (the streaming sweep).
+  if (worker) {
+    const { REPEATING_JOBS, scheduleRepeating } = await import('../shared/jobs.js');
+    for (const job of REPEATING_JOBS.filter((j) => existsAt(j, config.featureLevel))) await scheduleRepeating(rt, job);
+  }
   const api = roles.has('api') ? (await import('./api/routes.js')).apiRoutes(config.featureLevel).router : undefined;
   // The web app (services/web/dist) is served by the API role.
   const web = roles.has('api') ? (await import('./api/web-app.js')).webApp() : undefined;

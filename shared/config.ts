@@ -136,6 +136,8 @@ const EnvSchema = z.object({
   // Presence (level 3): a gateway's heartbeats expire after this long, so a
   // dead gateway's users go offline within it (plus a sweep, a third of it).
   PRESENCE_TTL_SECONDS: z.coerce.number().int().min(1).max(45).default(30),
+  // Level 3: a streamed reply left without an append this many seconds is finished by the worker.
+  STREAMING_TIMEOUT: positiveInt(600),
   TRACKER_HOSTS: commaList('linear.app'),
   CODE_HOSTS: commaList('github.com'),
   CORS_ORIGINS: originList,
@@ -233,6 +235,8 @@ const ConfigSchema = EnvChecked.transform((e) => ({
   streamRetentionSeconds: e.STREAM_RETENTION_SECONDS,
   /** Seconds a gateway's presence heartbeat lives (services/gateway/presence.ts). */
   presenceTtlSeconds: e.PRESENCE_TTL_SECONDS,
+  /** Seconds after its last append a streamed reply is finished by the worker's sweep (level 3). */
+  streamingTimeout: e.STREAMING_TIMEOUT,
   trackerHosts: e.TRACKER_HOSTS,
   codeHosts: e.CODE_HOSTS,
   /** Browser origins allowed to call the API and read the stream (exact matches); empty: no CORS. */

@@ -27,6 +27,7 @@ export const EVENT_TYPES = [
   'presence.updated',
   // Level 3 (docs/feature-levels.md).
   'interaction.action',
+  'message.appended',
 ] as const;
 
 /** Internal events route work inside the stack and never reach clients. */

@@ -8,17 +8,21 @@ import type { Db, Knex } from './db/knex.js';
 import { keys } from './redis.js';
 import type { Runtime } from './runtime.js';
 import type { JobWakeups } from './job-wakeups.js';
+import type { Config } from './config.js';
+import type { FeatureLevel } from './feature-level.js';
 
 export interface JobPayloads {
   /** Hash, sniff the type, read image dimensions and thumbnail an upload. */
   'file.postprocess': { fileId: string };
   /** Render a compatible webhook post's attachments into its message. */
   'webhook.render': { messageId: string };
+  /** Level 3, repeating: finish streamed replies left alone for STREAMING_TIMEOUT. */
+  'messages.finish_stale_streams': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES = ['file.postprocess', 'webhook.render'] as const satisfies readonly JobName[];
+export const JOB_NAMES = ['file.postprocess', 'webhook.render', 'messages.finish_stale_streams'] as const satisfies readonly JobName[];
 
 /** One queue for every job; the job name picks the handler. */
 export const QUEUE_NAME = 'jobs';
@@ -30,7 +34,23 @@ export const queuePrefix = (redisKeyPrefix: string) => keys(redisKeyPrefix).queu
 const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
   'file.postprocess': (p) => `file.postprocess-${p.fileId}`,
   'webhook.render': (p) => `webhook.render-${p.messageId}`,
+  'messages.finish_stale_streams': () => 'messages.finish_stale_streams',
 };
+
+/**
+ * Jobs the worker runs on a timer (a BullMQ job scheduler each, shared by
+ * every worker: one run per period, wherever it lands), from the level they
+ * belong to (services/stack.ts starts them).
+ */
+export const REPEATING_JOBS: { name: JobName; since: FeatureLevel; everyMs: (config: Config) => number }[] = [
+  // Often enough that a reply is finished soon after its timeout: a tenth of it, 1 s to 60 s.
+  { name: 'messages.finish_stale_streams', since: 3, everyMs: (c) => Math.min(60_000, Math.max(1000, c.streamingTimeout * 100)) },
+];
+
+/** Creates or updates the scheduler of a repeating job (idempotent: every worker start does it). */
+export async function scheduleRepeating(rt: Runtime, job: (typeof REPEATING_JOBS)[number]): Promise<void> {
+  await queueOf(rt).upsertJobScheduler(job.name, { every: job.everyMs(rt.config) }, { name: job.name, data: {}, opts: { attempts: 1, removeOnComplete: true, removeOnFail: 100 } });
+}
 
 export const jobId = <N extends JobName>(name: N, payload: JobPayloads[N]) => JOB_IDS[name](payload);
 

@@ -3,8 +3,10 @@
 import type { JobHandlers } from '../../shared/jobs.js';
 import { postprocessFile } from './files/files.jobs.js';
 import { renderWebhookMessage } from './webhooks/webhooks.jobs.js';
+import { finishStaleStreams } from './messages/messages.jobs.js';
 
 export const handlers: JobHandlers = {
   'file.postprocess': postprocessFile,
   'webhook.render': renderWebhookMessage,
+  'messages.finish_stale_streams': finishStaleStreams,
 };

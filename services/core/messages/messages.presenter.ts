@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { existsAt, fieldsAbsentAt, fromLevel, type FeatureLevel, type LevelSpan } from '../../../shared/feature-level.js';
 import { Timestamp, named } from '../../../shared/http/responses.js';
 
 export interface MessageRow {
@@ -18,6 +19,8 @@ export interface MessageRow {
   webhook_id: string | null;
   created_at: Date;
   edited_at: Date | null;
+  /** A streamed agent reply still being written (level 3). */
+  streaming: boolean;
   /** From the LEFT JOIN on threads (roots only). */
   reply_count?: number | null;
   last_reply_at?: Date | null;
@@ -65,6 +68,9 @@ export type MessageDisplay = z.infer<typeof MessageDisplaySchema>;
 /** On a root message with replies. */
 export const ThreadSchema = named('Thread', z.strictObject({ reply_count: z.number().int(), last_reply_at: Timestamp.nullable() }));
 
+/** `streaming` exists from level 3 (streamed agent replies). */
+export const MESSAGE_STREAMING: LevelSpan = { since: 3 };
+
 export const MessageSchema = named(
   'Message',
   z.strictObject({
@@ -83,6 +89,7 @@ export const MessageSchema = named(
     webhook_id: z.string().nullable(),
     created_at: Timestamp,
     edited_at: Timestamp.nullable(),
+    streaming: fromLevel(MESSAGE_STREAMING, z.boolean().optional().describe('True while an agent is still writing the message (append, then finish); on every Message at feature level 3')),
   }),
 );
 
@@ -110,14 +117,31 @@ export const MESSAGE_FIELDS = [
   'webhook_id',
   'created_at',
   'edited_at',
-] as const satisfies readonly (keyof MessageObject)[];
+  'streaming',
+] as const satisfies readonly (keyof z.infer<typeof MessageSchema>)[];
 export type MessageField = (typeof MESSAGE_FIELDS)[number];
+
+/**
+ * The Message's fields at a level, in the order of its JSON: the ones the
+ * schema declares for other levels (fromLevel) left out. The history page
+ * (messages.store.ts) renders these; presentMessage adds the same.
+ */
+export const messageFieldsAt = (level: FeatureLevel): readonly MessageField[] => {
+  const absent = new Set(fieldsAbsentAt(MessageSchema.shape, level));
+  return MESSAGE_FIELDS.filter((field) => !absent.has(field));
+};
 // Every field of the Message object is in the list: a missing one fails to compile here.
-const everyFieldListed: Record<Exclude<keyof MessageObject, MessageField>, never> = {};
+const everyFieldListed: Record<Exclude<keyof z.infer<typeof MessageSchema>, MessageField>, never> = {};
 void everyFieldListed;
 
 /** The Message object (its schema is the OpenAPI document's, services/api/openapi.ts), plus `display` and `webhook_id` for webhook posts. */
-export const presentMessage = (row: MessageRow, reactions: ReactionSummary[] = []): MessageObject => ({
+export const presentMessage = (level: FeatureLevel, row: MessageRow, reactions: ReactionSummary[] = []): MessageObject => {
+  const message: MessageObject = presentFields(row, reactions);
+  if (existsAt(MESSAGE_STREAMING, level)) message.streaming = row.streaming ?? false;
+  return message;
+};
+
+const presentFields = (row: MessageRow, reactions: ReactionSummary[]): MessageObject => ({
   id: row.id,
   channel_id: row.channel_id,
   author_id: row.author_id,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fromLevel } from '../../../shared/feature-level.js';
 import { PageQuery } from '../../../shared/http/envelope.js';
 import { jsonDepth } from '../../../shared/http/input.js';
 import { isUuid } from '../../../shared/ids.js';
@@ -38,8 +39,26 @@ export const PostMessageBody = z.strictObject({
   content_json: ContentJson.optional(),
   metadata: Metadata.nullable().optional(),
   thread_id: MessageId('a root message id').nullable().optional(),
+  streaming: fromLevel(
+    { since: 3 },
+    z.boolean({ error: 'must be true or false' }).optional().describe('True: a streamed reply, grown with .../append and ended with .../finish (feature level 3)'),
+  ),
 });
 export type PostMessageInput = z.infer<typeof PostMessageBody>;
+
+export const AppendBody = z.strictObject({
+  content: z
+    .string({ error: 'is required (a string)' })
+    .min(1, 'must not be empty')
+    .refine((s) => charCount(s) <= MAX_CONTENT, `must be at most ${MAX_CONTENT} characters`),
+});
+export type AppendInput = z.infer<typeof AppendBody>;
+
+export const FinishBody = z.strictObject({
+  content_json: ContentJson.optional(),
+  metadata: Metadata.nullable().optional(),
+});
+export type FinishInput = z.infer<typeof FinishBody>;
 
 export const UpdateMessageBody = z.strictObject({
   content: Content.optional(),

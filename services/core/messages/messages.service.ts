@@ -15,7 +15,8 @@ import { requireReadable, type ChannelKind } from '../channels/channels.access.j
 import { canDeleteMessage, canEditMessage, canParticipate } from './messages.policy.js';
 import { presentMessage, presentMessageEdit, presentReaction, type ContentDocument, type MessageDisplay, type MessageObject, type MessageRow } from './messages.presenter.js';
 import { sanitizeContent } from './messages.sanitize.js';
-import { Content, Metadata, isEmoji, type ListMessagesInput, type PostMessageInput, type UpdateMessageInput } from './messages.schemas.js';
+import { Content, MAX_CONTENT, Metadata, isEmoji, type AppendInput, type FinishInput, type ListMessagesInput, type PostMessageInput, type UpdateMessageInput } from './messages.schemas.js';
+import { charCount } from '../channels/channels.schemas.js';
 import * as store from './messages.store.js';
 
 const channelScope = (workspaceId: string, channelId: string): AxidEvent['to'] => ({
@@ -64,6 +65,8 @@ export interface PostMessageArgs {
   /** Display overrides of a webhook post (username, icon_emoji, icon_url). */
   display?: MessageDisplay | null;
   webhookId?: string | null;
+  /** A streamed agent reply (level 3): appended to by its author until finished. */
+  streaming?: boolean;
   /** Writes that commit with the message or not at all (a compat hook's pending render and its job). */
   alsoInTransaction?: (trx: Knex.Transaction, message: MessageObject) => Promise<void>;
 }
@@ -97,8 +100,9 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
     webhook_id: args.webhookId ?? null,
     created_at: new Date(),
     edited_at: null,
+    streaming: args.streaming ?? false,
   };
-  const message = presentMessage(row);
+  const message = presentMessage(rt.config.featureLevel, row);
   const event: AxidEvent = { type: 'message.created', to: channelScope(args.workspaceId, args.channelId), data: { message } };
   const json = JSON.stringify(event);
   let outboxId: number | null;
@@ -132,6 +136,7 @@ export async function createMessage(rt: Runtime, actor: Actor, channelId: string
     content_json: body.content_json,
     metadata: body.metadata ?? null,
     thread_id: body.thread_id ?? null,
+    streaming: body.streaming ?? false,
   });
 }
 
@@ -140,7 +145,7 @@ async function present(rt: Runtime, rows: MessageRow[]) {
     rt.db,
     rows.map((r) => r.id),
   );
-  return (row: MessageRow) => presentMessage(row, reactions.get(row.id) ?? []);
+  return (row: MessageRow) => presentMessage(rt.config.featureLevel, row, reactions.get(row.id) ?? []);
 }
 
 export async function listMessages(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, q: ListMessagesInput) {
@@ -149,7 +154,7 @@ export async function listMessages(rt: Runtime, actor: Actor, channelId: string,
   // Who may read is decided on the primary (and cached); the page may come from a replica.
   const page = await rt.reads.read(actor, async (db) => {
     if (q.thread_id && !(await store.isRootOf(db, channel.id, q.thread_id))) throw badThread();
-    return store.listMessages(db, { channelId: channel.id, threadId: q.thread_id, before, limit: q.limit });
+    return store.listMessages(db, { channelId: channel.id, threadId: q.thread_id, before, limit: q.limit, level: rt.config.featureLevel });
   });
   return listJson(page);
 }
@@ -170,7 +175,7 @@ export async function getMessage(rt: Runtime, actor: Actor, channelId: string, k
     const row = isUuid(messageId) ? await store.findMessage(db, channel.id, messageId) : undefined;
     if (!row) throw notFound('Message');
     const reactions = await store.reactionsFor(db, [row.id]);
-    return presentMessage(row, reactions.get(row.id) ?? []);
+    return presentMessage(rt.config.featureLevel, row, reactions.get(row.id) ?? []);
   });
 }
 
@@ -193,7 +198,7 @@ export async function updateMessage(rt: Runtime, actor: Actor, channelId: string
     await store.updateMessage(trx, existing.id, patch);
     const row = (await store.findMessage(trx, channel.id, existing.id)) as MessageRow;
     const reactions = await store.reactionsFor(trx, [row.id]);
-    const message = presentMessage(row, reactions.get(row.id) ?? []);
+    const message = presentMessage(rt.config.featureLevel, row, reactions.get(row.id) ?? []);
     await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channel.id), data: { message } }]);
     return message;
   });
@@ -304,7 +309,94 @@ export async function replaceMessageContent(
   if (!channelId) return undefined;
   const row = (await store.findMessage(trx, channelId, messageId)) as MessageRow;
   const reactions = await store.reactionsFor(trx, [messageId]);
-  const message = presentMessage(row, reactions.get(messageId) ?? []);
+  const message = presentMessage(rt.config.featureLevel, row, reactions.get(messageId) ?? []);
   await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(row.workspace_id, channelId), data: { message } }]);
   return message;
+}
+
+// ---- streamed agent replies (level 3) ---------------------------------------
+
+const finished = () => new AppError('conflict', 'the message is no longer streaming: it was finished');
+
+/** The author's own streaming message, locked for the change; 404 hidden or gone, 403 someone else's, 409 finished. */
+async function lockStreaming(rt: Runtime, trx: Knex.Transaction, actor: Actor, channelId: string, messageId: string) {
+  const row = isUuid(messageId) ? await store.lockMessage(trx, channelId, messageId) : undefined;
+  if (!row) throw notFound('Message');
+  if (!canEditMessage(actor, row)) throw forbidden('only the author appends to or finishes a streamed message');
+  if (!row.streaming) throw finished();
+  return row;
+}
+
+/**
+ * Appends to a streamed reply: the stored content grows and the channel gets
+ * `message.appended` with the delta. The whole content is sanitized again; in
+ * the rare case that changes what was already sent (a link completed by the
+ * delta turns out unsafe), the channel gets message.updated with the whole
+ * message instead, so no client keeps text the service did not store.
+ */
+export async function appendToMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, body: AppendInput) {
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  return rt.db.transaction(async (trx) => {
+    const row = await lockStreaming(rt, trx, actor, channel.id, messageId);
+    if (charCount(row.content) + charCount(body.content) > MAX_CONTENT) throw invalid(`content: the message would be longer than ${MAX_CONTENT} characters`);
+    const content = sanitizeContent(row.content + body.content);
+    const updated = await store.appendContent(trx, row.id, content);
+    const to = channelScope(actor.workspaceId, channel.id);
+    if (content.startsWith(row.content)) {
+      const delta = { message_id: row.id, channel_id: channel.id, content_delta: content.slice(row.content.length) };
+      await recordEvents(rt, trx, [{ type: 'message.appended', to, data: delta }]);
+    } else {
+      await recordEvents(rt, trx, [{ type: 'message.updated', to, data: { message: await presentLocked(rt, trx, channel.id, updated) } }]);
+    }
+    return presentLocked(rt, trx, channel.id, updated);
+  });
+}
+
+async function presentLocked(rt: Runtime, trx: Knex.Transaction, channelId: string, id: string) {
+  const row = (await store.findMessage(trx, channelId, id)) as MessageRow;
+  const reactions = await store.reactionsFor(trx, [id]);
+  return presentMessage(rt.config.featureLevel, row, reactions.get(id) ?? []);
+}
+
+/** Ends a streamed reply (its author; optionally its final content_json and metadata): message.updated with streaming false. */
+export async function finishMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, body: FinishInput) {
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  const patch: Record<string, unknown> = {};
+  if (body.metadata !== undefined) patch.metadata = body.metadata === null ? null : JSON.stringify(body.metadata);
+  if (body.content_json !== undefined) {
+    const blocks = checkContentJson(rt, body.content_json);
+    patch.content_json = blocks.content_json === null ? null : JSON.stringify(blocks.content_json);
+    patch.card_origin = blocks.card_origin;
+    patch.mentioned_user_ids = rt.db.raw('?::uuid[]', [`{${blocks.mentioned_user_ids.join(',')}}`]);
+  }
+  return rt.db.transaction(async (trx) => {
+    const row = await lockStreaming(rt, trx, actor, channel.id, messageId);
+    await store.finishStreaming(trx, row.id, patch);
+    const message = await presentLocked(rt, trx, channel.id, row.id);
+    await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channel.id), data: { message } }]);
+    return message;
+  });
+}
+
+/**
+ * The sweep (a repeatable job of the worker): replies left streaming for
+ * STREAMING_TIMEOUT seconds since their last append are finished by the
+ * service, as their author would, a batch at a time. Returns how many.
+ */
+export async function finishStaleStreams(rt: Runtime): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const done = await rt.db.transaction(async (trx) => {
+      const rows = await store.claimStaleStreams(trx, rt.config.streamingTimeout, 100);
+      const events: AxidEvent[] = [];
+      for (const row of rows) {
+        const message = await presentLocked(rt, trx, row.channel_id, row.id);
+        events.push({ type: 'message.updated', to: channelScope(row.workspace_id, row.channel_id), data: { message } });
+      }
+      await recordEvents(rt, trx, events);
+      return rows.length;
+    });
+    total += done;
+    if (done < 100) return total;
+  }
 }

@@ -1,6 +1,7 @@
 import { commitDeadline, runPrepared, type Db, type Knex, type PreparedStatement } from '../../../shared/db/knex.js';
 import type { JsonPage } from '../../../shared/http/envelope.js';
-import { MESSAGE_FIELDS, type MessageField, type MessageRow, type ReactionSummary } from './messages.presenter.js';
+import type { FeatureLevel } from '../../../shared/feature-level.js';
+import { messageFieldsAt, type MessageField, type MessageRow, type ReactionSummary } from './messages.presenter.js';
 
 const MESSAGE_COLUMNS = [
   'm.id',
@@ -18,6 +19,7 @@ const MESSAGE_COLUMNS = [
   'm.webhook_id',
   'm.created_at',
   'm.edited_at',
+  'm.streaming',
   't.reply_count',
   't.last_reply_at',
 ];
@@ -30,8 +32,9 @@ const json = (v: unknown) => (v === null || v === undefined ? null : JSON.string
 export type NewMessage = Omit<MessageRow, 'seq' | 'edited_at' | 'reply_count' | 'last_reply_at'>;
 
 const MESSAGE_INSERT_COLUMNS = `id, workspace_id, channel_id, author_id, thread_id, content, content_json, metadata,
-                              card_origin, mentioned_user_ids, display, webhook_id, created_at`;
-const MESSAGE_INSERT_VALUES = `$1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6, $7::json, $8::json, $9, $10::uuid[], $11::json, $12::text, $13::timestamptz`;
+                              card_origin, mentioned_user_ids, display, webhook_id, created_at, streaming, streaming_at`;
+const MESSAGE_INSERT_VALUES = `$1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6, $7::json, $8::json, $9, $10::uuid[], $11::json, $12::text, $13::timestamptz,
+                              $16::boolean, CASE WHEN $16::boolean THEN $13::timestamptz END`;
 
 // The hot path of posting, sent as named prepared statements: Postgres parses
 // and plans each once per connection, and each post sends only its values.
@@ -89,6 +92,7 @@ export async function insertMessageWithEvent(db: Knex, m: NewMessage, eventJson:
     m.created_at.toISOString(),
     eventJson,
     commitDeadline(db),
+    m.streaming,
   ];
   const { rows } = await runPrepared<{ id: string }>(db, m.thread_id === null ? INSERT_MESSAGE : INSERT_REPLY, values);
   return rows.length === 1 ? Number(rows[0]!.id) : null;
@@ -135,21 +139,23 @@ const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
   webhook_id: 'm.webhook_id',
   created_at: isoTime('m.created_at'),
   edited_at: isoTime('m.edited_at'),
+  streaming: 'm.streaming',
 };
 
-const MESSAGE_JSON = `to_json((SELECT x FROM (SELECT
-    ${MESSAGE_FIELDS.map((field) => `${MESSAGE_FIELD_SQL[field]} AS ${field}`).join(',\n    ')}) x))`;
+/** A Message as JSON, with the fields of `level` (messageFieldsAt). */
+const messageJson = (level: FeatureLevel) => `to_json((SELECT x FROM (SELECT
+    ${messageFieldsAt(level).map((field) => `${MESSAGE_FIELD_SQL[field]} AS ${field}`).join(',\n    ')}) x))`;
 
 /**
  * One page as JSON text, newest first: the first $3 of the $3 + 1 rows
  * fetched (the extra row only says whether there is more, without a COUNT).
  */
-const pageStatement = (name: string, where: string): PreparedStatement => ({
-  name,
+const pageStatement = (name: string, where: string, level: FeatureLevel): PreparedStatement => ({
+  name: `${name}_${level}`,
   text: `SELECT ${jsonArray('p.message', 'p.seq DESC', 'p.n <= $3')} AS data,
                 min(p.seq) FILTER (WHERE p.n <= $3) AS last_seq,
                 count(*) > $3 AS has_more
-           FROM (SELECT m.seq, row_number() OVER (ORDER BY m.seq DESC) AS n, ${MESSAGE_JSON} AS message
+           FROM (SELECT m.seq, row_number() OVER (ORDER BY m.seq DESC) AS n, ${messageJson(level)} AS message
                    FROM messages m
                   WHERE ${where} AND m.seq < $2::bigint
                   ORDER BY m.seq DESC LIMIT $3::int + 1) p`,
@@ -158,16 +164,31 @@ const pageStatement = (name: string, where: string): PreparedStatement => ({
 // Without a cursor the bound is the largest bigint, so one generic plan (an
 // index range scan, newest first) serves every page.
 export const NO_CURSOR = '9223372036854775807';
-export const CHANNEL_PAGE = pageStatement('axid_channel_page', 'm.channel_id = $1 AND m.thread_id IS NULL');
-export const THREAD_PAGE = pageStatement('axid_thread_page', 'm.thread_id = $1');
+/** The history statements of each level (the Message's fields differ). */
+const PAGES = {
+  2: {
+    channel: pageStatement('axid_channel_page', 'm.channel_id = $1 AND m.thread_id IS NULL', 2),
+    thread: pageStatement('axid_thread_page', 'm.thread_id = $1', 2),
+  },
+  3: {
+    channel: pageStatement('axid_channel_page', 'm.channel_id = $1 AND m.thread_id IS NULL', 3),
+    thread: pageStatement('axid_thread_page', 'm.thread_id = $1', 3),
+  },
+} satisfies Record<FeatureLevel, unknown>;
+export const CHANNEL_PAGE = PAGES[2].channel;
+export const THREAD_PAGE = PAGES[2].thread;
 
 /**
  * A history page, newest first, with thread counts and reactions aggregated
  * (looked up only for messages whose hints say they may have them), in one round trip: top-level messages (messages_channel_seq) or one
  * thread's replies (messages_thread_seq).
  */
-export async function listMessages(db: Knex, o: { channelId: string; threadId?: string; before?: number; limit: number }): Promise<JsonPage> {
-  const { rows } = await runPrepared<{ data: string; last_seq: string | null; has_more: boolean }>(db, o.threadId ? THREAD_PAGE : CHANNEL_PAGE, [
+export async function listMessages(
+  db: Knex,
+  o: { channelId: string; threadId?: string; before?: number; limit: number; level?: FeatureLevel },
+): Promise<JsonPage> {
+  const pages = PAGES[o.level ?? 2];
+  const { rows } = await runPrepared<{ data: string; last_seq: string | null; has_more: boolean }>(db, o.threadId ? pages.thread : pages.channel, [
     o.threadId ?? o.channelId,
     o.before === undefined ? NO_CURSOR : String(o.before),
     o.limit,
@@ -276,3 +297,32 @@ export const replaceContent = async (db: Db, id: string, patch: Record<string, u
   const [row] = await db('messages').where({ id }).update(patch).returning('channel_id');
   return (row as { channel_id: string } | undefined)?.channel_id;
 };
+
+/** A message of the channel, locked until the transaction ends (streamed replies). */
+export const lockMessage = (trx: Knex.Transaction, channelId: string, messageId: string) =>
+  trx('messages').where({ id: messageId, channel_id: channelId }).forUpdate().first('id', 'author_id', 'content', 'streaming') as Promise<
+    { id: string; author_id: string | null; content: string; streaming: boolean } | undefined
+  >;
+
+/** Sets a streamed reply's content and its last activity; not an edit (edited_at stays). */
+export const appendContent = async (trx: Knex.Transaction, id: string, content: string) => {
+  await trx('messages').where({ id }).update({ content, streaming_at: trx.fn.now() });
+  return id;
+};
+
+export const finishStreaming = (trx: Knex.Transaction, id: string, patch: Record<string, unknown>) =>
+  trx('messages')
+    .where({ id })
+    .update({ ...patch, streaming: false, streaming_at: null });
+
+/** Finishes up to `limit` replies left streaming for `seconds` (skipping ones a request holds); returns them. */
+export async function claimStaleStreams(trx: Knex.Transaction, seconds: number, limit: number) {
+  const { rows } = await trx.raw(
+    `UPDATE messages SET streaming = false, streaming_at = NULL
+      WHERE id IN (SELECT id FROM messages WHERE streaming AND streaming_at < now() - make_interval(secs => ?)
+                    ORDER BY streaming_at LIMIT ? FOR UPDATE SKIP LOCKED)
+      RETURNING id, channel_id, workspace_id`,
+    [seconds, limit],
+  );
+  return rows as { id: string; channel_id: string; workspace_id: string }[];
+}

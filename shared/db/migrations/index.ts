@@ -8,6 +8,7 @@ import * as messageJsonAsWritten from './007_message_json_as_written.js';
 import * as outboxCommitBy from './010_outbox_commit_by.js';
 import * as interactions from './020_interactions.js';
 import * as messageEdits from './021_message_edits.js';
+import * as streamingReplies from './022_streaming_replies.js';
 import * as signIn from './060_sign_in.js';
 
 // Ordered by name; append new migrations here.
@@ -21,5 +22,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '010_outbox_commit_by': outboxCommitBy,
   '020_interactions': interactions,
   '021_message_edits': messageEdits,
+  '022_streaming_replies': streamingReplies,
   '060_sign_in': signIn,
 };

@@ -4,7 +4,7 @@ import type { RouteTable } from '../../../../shared/http/route.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
 import type { ChannelKind } from '../../../core/channels/channels.access.js';
 import { MessageEditSchema, MessageSchema, ReactionSchema } from '../../../core/messages/messages.presenter.js';
-import { ListMessagesQuery, PostMessageBody, ReactionBody, UpdateMessageBody } from '../../../core/messages/messages.schemas.js';
+import { AppendBody, FinishBody, ListMessagesQuery, PostMessageBody, ReactionBody, UpdateMessageBody } from '../../../core/messages/messages.schemas.js';
 import * as messages from '../../../core/messages/messages.service.js';
 
 /**
@@ -47,6 +47,34 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       async ({ rt, actor, params }) => {
         await messages.deleteMessage(rt, actor, params[param]!, kind, params.message_id!);
       },
+    )
+    .add(
+      {
+        method: 'post',
+        path: `${base}/messages/{message_id}/append`,
+        summary: 'Append to a streamed reply (its author); message.appended carries the delta',
+        since: 3,
+        tag,
+        params: PM,
+        body: AppendBody,
+        response: dataOf(MessageSchema),
+        errors: ['forbidden', 'conflict'],
+      },
+      async ({ rt, actor, params, body }) => ok(await messages.appendToMessage(rt, actor, params[param]!, kind, params.message_id!, body)),
+    )
+    .add(
+      {
+        method: 'post',
+        path: `${base}/messages/{message_id}/finish`,
+        summary: 'Finish a streamed reply (its author), optionally with its final content_json and metadata',
+        since: 3,
+        tag,
+        params: PM,
+        body: FinishBody,
+        response: dataOf(MessageSchema),
+        errors: ['forbidden', 'conflict'],
+      },
+      async ({ rt, actor, params, body }) => ok(await messages.finishMessage(rt, actor, params[param]!, kind, params.message_id!, body)),
     )
     .add(
       {
