@@ -177,7 +177,13 @@ describe('web app: chat in the browser', function () {
     expect(await m.getByRole('link', { name: /Retry the upload/ }).getAttribute('href')).to.equal('https://github.com/acme/app/pull/7');
     await m.getByText('Remember the changelog').waitFor();
     await m.getByText('bot', { exact: true }).waitFor();
-    // The metadata, collapsed until asked for.
+    // The metadata: hidden from people unless they turn on the developer view (Settings, Preferences), then collapsed.
+    expect(await m.getByText('metadata: deploy.finished').count()).to.equal(0);
+    await app.page.getByRole('button', { name: 'Settings', exact: true }).click();
+    await app.page.getByRole('tab', { name: 'Preferences' }).click();
+    await app.page.getByRole('checkbox', { name: 'Show message metadata' }).check();
+    await app.page.getByRole('button', { name: '← Back to chat' }).click();
+    await app.page.getByRole('link', { name: new RegExp(ch.name) }).click();
     await m.getByText('metadata: deploy.finished').click();
     expect(await m.locator('details.metadata pre').innerText()).to.include('"build": 42');
     await screenshot(app.page, 'bot-blocks');
@@ -231,7 +237,8 @@ describe('web app: chat in the browser', function () {
     await composer.press('Enter');
     const failed = page.locator('article.message[data-state="failed"]', { hasText: 'one more' });
     await failed.getByText('Not sent.').waitFor();
-    await page.getByRole('alert').filter({ hasText: 'slow down: 5 requests left' }).waitFor();
+    // In plain words, not the API's own message.
+    await page.getByRole('alert').filter({ hasText: 'You are going a bit fast. Wait a few seconds and try again.' }).waitFor();
     await page.unroute('**/api/v1/dms/*/messages');
     await failed.getByRole('button', { name: 'Retry' }).click();
     await page.locator('article.message[data-state="sent"]', { hasText: 'one more' }).waitFor();

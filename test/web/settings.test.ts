@@ -82,7 +82,7 @@ describe('web app: workspace settings in the browser', function () {
 
     await page.getByRole('button', { name: /Back to chat/ }).click();
     await page.getByRole('link', { name: new RegExp(ch.body.data.name) }).click();
-    await page.getByText('No messages yet').waitFor();
+    await page.getByText('No messages here yet.').waitFor();
     const path = new URL(compat).pathname;
     const res = await fetch(stack().url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'Build *passed* on main' }) });
     expect(res.status).to.equal(200);
@@ -98,7 +98,7 @@ describe('web app: workspace settings in the browser', function () {
     expect(browserKey, 'the browser key').to.not.equal(undefined);
     expect((await ws.owner.delete(`/api/v1/api-keys/${browserKey.id}`)).status).to.equal(204);
     // The next request with it (opening settings loads the key list) is refused.
-    await app.page.getByRole('button', { name: 'Settings' }).click();
+    await app.page.getByRole('button', { name: 'Settings', exact: true }).click();
     await app.page.getByRole('alert').filter({ hasText: /revoked or is no longer valid/ }).waitFor();
     expect(await app.page.evaluate(() => localStorage.getItem('axid.session'))).to.equal(null);
 

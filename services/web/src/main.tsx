@@ -1,12 +1,15 @@
 import { render } from 'preact';
 import { AxidClient } from './lib/client.js';
 import { onEmojiLoaded } from './lib/emoji.js';
+import { applyTheme } from './lib/prefs.js';
 import { App } from './ui/app.js';
 import { ClientContext } from './ui/context.js';
 import './styles.css';
 
 // One client (and so one stream) per tab.
 const client = new AxidClient({ origin: location.origin, storage: localStorage, userAgent: navigator.userAgent });
+
+applyTheme(client.prefs.theme);
 
 // Shortcodes written before the emoji data arrived are drawn again once it has.
 onEmojiLoaded(() => client.store.changed());

@@ -85,7 +85,51 @@ export async function all<T>(fetchPage: (cursor: string | undefined) => Promise<
   return out;
 }
 
-export const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
+/**
+ * An error in plain words for people: never "Failed to fetch" or the API's
+ * raw message, except a validation reason, which names what to fix.
+ */
+export function errorMessage(err: unknown): string {
+  if (!(err instanceof ApiError)) return "Axid can't be reached. Check your connection and try again.";
+  switch (err.code) {
+    case 'network':
+      return "Axid can't be reached. Check your connection and try again.";
+    case 'validation_error':
+      return `Please check what you entered: ${err.message.replace(/^[\w.]+: /, '')}.`.replace(/\.\.$/, '.');
+    case 'name_taken':
+      return 'That name is already taken. Pick another one.';
+    case 'already_member':
+      return 'They are already a member.';
+    case 'forbidden':
+      return "You don't have permission to do that.";
+    case 'not_found':
+    case 'channel_not_found':
+      return "That no longer exists, or you can't see it.";
+    case 'rate_limited':
+    case 'too_many_streams':
+      return 'You are going a bit fast. Wait a few seconds and try again.';
+    case 'file_too_large':
+    case 'payload_too_large':
+      return 'That is too large to send.';
+    case 'unsupported_media_type':
+      return "That kind of file can't be uploaded here.";
+    case 'user_limit_reached':
+      return 'The workspace has reached its number of people.';
+    case 'conflict':
+      return 'Someone changed this at the same time. Try again.';
+    case 'invalid_credentials':
+      return 'That email and password do not match. Check them and try again.';
+    case 'invite_invalid':
+      return 'This link is not valid any more (used or expired). Ask for a new one.';
+    case 'unauthorized':
+      return 'That key or session was not accepted. Sign in again.';
+    case 'key_expired':
+      return 'Your session has expired. Sign in again.';
+    default:
+      return err.status >= 500 || err.status === 0 ? 'Axid is having trouble right now. Try again in a moment.' : 'That did not work. Try again.';
+  }
+}
+
 
 /**
  * Uploads a file with XMLHttpRequest: fetch() reports no upload progress.

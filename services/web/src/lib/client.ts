@@ -3,6 +3,7 @@
 // reconnect, and performs the user's actions. Views call it and read the store.
 import { ApiError, createApi, data, page, all, uploadFile, type Api } from './api.js';
 import { browserKeyRequest, loadSession, saveSession, type SavedSession } from './session.js';
+import { Prefs, shouldNotify } from './prefs.js';
 import { LiveStream, type StreamState } from './stream.js';
 import { Store, threadKey, type KeyValueStorage } from './store.js';
 import { Sync } from './sync.js';
@@ -24,6 +25,7 @@ const PRIME_LIMIT = 30;
 export class AxidClient {
   readonly store: Store;
   readonly api: Api;
+  readonly prefs: Prefs;
   session: SavedSession | null;
   streamState: StreamState = 'stopped';
   streamRetryInMs = 0;
@@ -38,6 +40,7 @@ export class AxidClient {
 
   constructor(private readonly env: ClientEnv) {
     this.store = new Store(env.storage);
+    this.prefs = new Prefs(env.storage);
     this.session = loadSession(env.storage);
     this.api = createApi(env.origin, {
       key: () => this.session?.key ?? null,
@@ -161,13 +164,20 @@ export class AxidClient {
       url: `${this.env.origin}/api/v1/stream`,
       fetch: this.env.fetch,
       key: () => this.key,
-      onInit: () => {
+      onInit: (init) => {
+        // Feature level 3 lists who is online (contract §9); everyone else is offline.
+        if (init.presence && typeof init.presence === 'object') {
+          this.store.presence = new Map(Object.keys(init.presence as object).map((id) => [id, 'online' as const]));
+        }
         const reconnect = this.seenInit;
         this.seenInit = true;
         if (reconnect) void this.refreshLists();
         void this.sync.onInit(reconnect);
       },
-      onEvent: (type, payload) => this.sync.onEvent(type, payload),
+      onEvent: (type, payload) => {
+        this.sync.onEvent(type, payload);
+        if (type === 'message.created') this.notify(payload.message as Message);
+      },
       onState: (state, detail) => {
         this.streamState = state;
         this.streamRetryInMs = detail?.retryInMs ?? 0;
@@ -250,6 +260,53 @@ export class AxidClient {
   closeThread() {
     this.openThread = null;
     this.store.changed();
+  }
+
+  // ---- notifications -----------------------------------------------------------
+
+  /** Asks the browser for permission (call it from a click, never on load); true when granted. */
+  async enableNotifications() {
+    if (typeof Notification === 'undefined') return false;
+    const permission = Notification.permission === 'granted' ? 'granted' : await Notification.requestPermission();
+    this.prefs.notifications = permission === 'granted';
+    this.store.changed();
+    return permission === 'granted';
+  }
+
+  disableNotifications() {
+    this.prefs.notifications = false;
+    this.store.changed();
+  }
+
+  setMuted(conversationId: string, on: boolean) {
+    this.prefs.setMuted(conversationId, on);
+    this.store.changed();
+  }
+
+  /** A desktop notification for a new message, when lib/prefs.ts shouldNotify says so. */
+  private notify(m: Message) {
+    const me = this.store.me;
+    if (!me || typeof Notification === 'undefined' || Notification.permission !== 'granted' || typeof document === 'undefined') return;
+    const ok = shouldNotify({
+      enabled: this.prefs.notifications,
+      authorId: m.author_id,
+      me: me.id,
+      mentioned: this.store.mentionsMe(m),
+      isDm: this.isDm(m.channel_id),
+      muted: this.prefs.isMuted(m.channel_id),
+      openHere: this.openConversation === m.channel_id,
+      focused: document.hasFocus(),
+    });
+    if (!ok) return;
+    const author = m.display?.username || (m.author_id ? this.store.users.get(m.author_id) : undefined)?.display_name || this.store.users.get(m.author_id ?? '')?.name || 'Someone';
+    const where = this.store.channels.get(m.channel_id);
+    const n = new Notification(where ? `${author} in #${where.name}` : author, { body: m.content.slice(0, 200), tag: m.id });
+    n.onclick = () => {
+      window.focus();
+      history.pushState(null, '', `/c/${m.channel_id}`);
+      window.dispatchEvent(new PopStateEvent('popstate'));
+      n.close();
+    };
   }
 
   // ---- actions ---------------------------------------------------------------
@@ -418,6 +475,13 @@ export class AxidClient {
     const c = await data(this.api.POST('/api/v1/channels', { body }));
     this.store.upsertChannel(c);
     this.store.memberOf.add(c.id);
+    this.store.changed();
+    return c;
+  }
+
+  async updateChannel(channelId: string, patch: { name?: string; description?: string }) {
+    const c = await data(this.api.PATCH('/api/v1/channels/{channel_id}', { params: { path: { channel_id: channelId } }, body: patch }));
+    this.store.upsertChannel(c);
     this.store.changed();
     return c;
   }

@@ -5,7 +5,10 @@
 // never hides under a person's message.
 import type { ShownMessage } from './store.js';
 
-export type Row = { kind: 'day'; key: string; label: string } | { kind: 'message'; key: string; message: ShownMessage; grouped: boolean };
+export type Row =
+  | { kind: 'day'; key: string; label: string }
+  | { kind: 'unread'; key: string }
+  | { kind: 'message'; key: string; message: ShownMessage; grouped: boolean };
 
 const GROUP_MS = 5 * 60_000;
 
@@ -18,10 +21,26 @@ export const dayOf = (iso: string) => {
 export const senderOf = (m: Pick<ShownMessage, 'author_id' | 'webhook_id' | 'display'>) =>
   JSON.stringify([m.author_id, m.webhook_id, m.display?.username ?? null, m.display?.icon_url ?? null, m.display?.icon_emoji ?? null]);
 
-export function buildRows(messages: ShownMessage[], dayLabel: (iso: string) => string = dayOf): Row[] {
+/**
+ * `unread`, when given, says where the person stopped reading: the "new
+ * messages" line goes before the first later message from someone else
+ * (`afterId` at feature level 3, else `afterTime`, this browser's own record).
+ */
+export function buildRows(
+  messages: ShownMessage[],
+  dayLabel: (iso: string) => string = dayOf,
+  unread?: { afterId?: string | null; afterTime?: string | null; me: string | null },
+): Row[] {
   const rows: Row[] = [];
   let prev: ShownMessage | null = null;
+  let lineDrawn = !unread || (!unread.afterId && !unread.afterTime);
+  let passedRead = !unread?.afterId;
   for (const m of messages) {
+    if (!lineDrawn && m.state === 'sent' && m.author_id !== unread!.me && (unread!.afterId ? passedRead : m.created_at > unread!.afterTime!)) {
+      rows.push({ kind: 'unread', key: 'unread-line' });
+      lineDrawn = true;
+    }
+    if (unread?.afterId && m.id === unread.afterId) passedRead = true;
     const day = dayOf(m.created_at);
     const newDay = !prev || dayOf(prev.created_at) !== day;
     if (newDay) rows.push({ kind: 'day', key: `day:${day}`, label: dayLabel(m.created_at) });

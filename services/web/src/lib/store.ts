@@ -45,6 +45,10 @@ export class Store {
   memberOf = new Set<string>();
   messages = new Map<string, ShownMessage>();
   unread = new Map<string, Set<string>>();
+  /** The unread messages that mention me, per conversation (a subset of `unread`). */
+  mentions = new Map<string, Set<string>>();
+  /** Who has a stream open (feature level 3: init.presence and presence.updated). */
+  presence = new Map<string, 'online' | 'offline'>();
   typing = new Map<string, Map<string, number>>();
   /** The conversation on screen and whether its newest message is visible (then it is read). */
   viewing: { id: string; atBottom: boolean } | null = null;
@@ -85,6 +89,7 @@ export class Store {
     this.memberOf.delete(id);
     this.timelines.delete(id);
     this.unread.delete(id);
+    this.mentions.delete(id);
   }
 
   isConversation(id: string) {
@@ -210,6 +215,7 @@ export class Store {
     this.messages.delete(messageId);
     this.dropFromTimeline(timelineKeyOf(m), messageId);
     this.unread.get(m.channel_id)?.delete(messageId);
+    this.mentions.get(m.channel_id)?.delete(messageId);
     if (m.thread_id) {
       const root = this.messages.get(m.thread_id);
       if (root?.thread) root.thread = root.thread.reply_count > 1 ? { ...root.thread, reply_count: root.thread.reply_count - 1 } : null;
@@ -323,6 +329,12 @@ export class Store {
 
   // ---- unread --------------------------------------------------------------
 
+  /** Feature level 3: the server's read mark of a conversation (lists carry it), else null. */
+  lastReadId(conversationId: string): string | null {
+    const c = (this.channels.get(conversationId) ?? this.dms.get(conversationId)) as { last_read_message_id?: string | null } | undefined;
+    return c?.last_read_message_id ?? null;
+  }
+
   lastReadAt(conversationId: string): string {
     return this.storage?.getItem(`lastRead:${conversationId}`) ?? '';
   }
@@ -333,24 +345,47 @@ export class Store {
     let set = this.unread.get(m.channel_id);
     if (!set) this.unread.set(m.channel_id, (set = new Set()));
     set.add(m.id);
+    if (this.mentionsMe(m)) {
+      let mentions = this.mentions.get(m.channel_id);
+      if (!mentions) this.mentions.set(m.channel_id, (mentions = new Set()));
+      mentions.add(m.id);
+    }
+  }
+
+  mentionsMe(m: Pick<Message, 'mentioned_user_ids'>) {
+    return Boolean(this.me && m.mentioned_user_ids?.includes(this.me.id));
   }
 
   /** Counts unread messages in a newest page fetched at start (those after the last visit). */
   countUnread(conversationId: string, page: Message[]) {
     const since = this.lastReadAt(conversationId);
     if (!since) return; // never opened here: nothing to compare with
-    const set = new Set(page.filter((m) => m.created_at > since && m.author_id !== this.me?.id).map((m) => m.id));
-    if (set.size) this.unread.set(conversationId, set);
+    const fresh = page.filter((m) => m.created_at > since && m.author_id !== this.me?.id && !m.thread_id);
+    if (fresh.length) this.unread.set(conversationId, new Set(fresh.map((m) => m.id)));
+    const mentions = fresh.filter((m) => this.mentionsMe(m));
+    if (mentions.length) this.mentions.set(conversationId, new Set(mentions.map((m) => m.id)));
   }
 
   unreadCount(conversationId: string) {
     return this.unread.get(conversationId)?.size ?? 0;
   }
 
+  mentionCount(conversationId: string) {
+    return this.mentions.get(conversationId)?.size ?? 0;
+  }
+
+  /** Unread messages in every conversation (the tab title's count). */
+  totalUnread() {
+    let n = 0;
+    for (const set of this.unread.values()) n += set.size;
+    return n;
+  }
+
   markRead(conversationId: string) {
     const newest = this.list(conversationId).at(-1)?.created_at ?? new Date(this.now()).toISOString();
     if (newest > this.lastReadAt(conversationId)) this.storage?.setItem(`lastRead:${conversationId}`, newest);
     this.unread.delete(conversationId);
+    this.mentions.delete(conversationId);
   }
 
   markStale(exceptKeys: Set<string>) {

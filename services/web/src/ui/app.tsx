@@ -55,7 +55,7 @@ export function App() {
     return () => (window.removeEventListener('online', online), window.removeEventListener('offline', offline), document.removeEventListener('visibilitychange', visible));
   }, []);
 
-  if (!ready) return <div class="empty" role="status">Loading…</div>;
+  if (!ready) return <AppSkeleton />;
   const done = () => (setPending(null), setError(null), navigate('/'));
   if (pending?.kind === 'invite') return <InviteWelcome token={pending.token} onDone={done} />;
   if (pending?.kind === 'reset') return <ResetPassword code={pending.code} onDone={done} />;
@@ -63,4 +63,22 @@ export function App() {
   if (path === '/settings') return <Settings navigate={navigate} />;
   const m = /^\/c\/([^/]+)$/.exec(path);
   return <Chat conversationId={m ? decodeURIComponent(m[1]!) : null} navigate={navigate} />;
+}
+/** The app's shape while it loads (not a bare "Loading…"). */
+function AppSkeleton() {
+  return (
+    <div class="chat" role="status" aria-label="Loading Axid">
+      <div class="sidebar">
+        {[70, 55, 80, 60, 45].map((w) => <div key={w} class={`skeleton line w${w}`} />)}
+      </div>
+      <div class="conversation">
+        {[1, 2, 3, 4].map((n) => (
+          <div key={n} class="skeleton-message">
+            <div class="skeleton avatar-box" />
+            <div class="skeleton line w60" />
+          </div>
+        ))}
+      </div>
+    </div>
+  );
 }

@@ -2,10 +2,13 @@
 // (thread, members), plus the create-channel dialog and the Ctrl/Cmd+K switcher.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage } from '../lib/api.js';
+import { channelNameProblem } from '../lib/rules.js';
 import { threadKey } from '../lib/store.js';
 import type { ChannelMember } from '../lib/types.js';
 import { Composer } from './composer.js';
+import { ChannelSettings } from './channel-settings.js';
 import { Dialog } from './dialog.js';
+import { NewMessage, PeopleDirectory, Profile } from './people.js';
 import { displayName, useStore } from './context.js';
 import { MessageItem } from './message.js';
 import { connectionLabel, conversationTitle, Sidebar } from './sidebar.js';
@@ -14,9 +17,16 @@ import { Timeline } from './timeline.js';
 export function Chat({ conversationId, navigate }: { conversationId: string | null; navigate(path: string): void }) {
   const client = useStore();
   const [panel, setPanel] = useState<'members' | null>(null);
-  const [dialog, setDialog] = useState<'create' | 'switcher' | null>(null);
+  const [dialog, setDialog] = useState<'create' | 'switcher' | 'newMessage' | 'people' | 'profile' | 'channelSettings' | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [sidebarOpen, setSidebarOpen] = useState(false);
+
+  // The tab title counts what is unread everywhere.
+  const total = client.store.totalUnread();
+  const titleOf = conversationId && client.store.isConversation(conversationId) ? conversationTitle(client, conversationId) : null;
+  useEffect(() => {
+    document.title = `${total ? `(${total}) ` : ''}${titleOf ? `${titleOf} · ` : ''}Axid`;
+  }, [total, titleOf]);
 
   useEffect(() => {
     if (conversationId) client.open(conversationId).then(() => setError(null), (err) => setError(errorMessage(err)));
@@ -57,7 +67,17 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
 
   return (
     <div class={`chat${sidebarOpen ? ' sidebar-open' : ''}`}>
-      <Sidebar current={conversationId} onOpen={open} onCreate={() => setDialog('create')} onSwitcher={() => setDialog('switcher')} onSettings={() => navigate('/settings')} />
+      <Sidebar
+        current={conversationId}
+        onOpen={open}
+        onCreate={() => setDialog('create')}
+        onSwitcher={() => setDialog('switcher')}
+        onSettings={() => navigate('/settings')}
+        onNewMessage={() => setDialog('newMessage')}
+        onPeople={() => setDialog('people')}
+        onProfile={() => setDialog('profile')}
+      />
+      {sidebarOpen ? <div class="backdrop" aria-hidden="true" onClick={() => setSidebarOpen(false)} /> : null}
       <main class="conversation" aria-label={conversationId ? conversationTitle(client, conversationId) : 'No conversation'}>
         <header class="conv-header">
           <button class="icon menu" aria-label="Show conversations" onClick={() => setSidebarOpen(!sidebarOpen)}>☰</button>
@@ -84,12 +104,24 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
                   Members
                 </button>
               ) : null}
+              {channel && (member || client.isAdmin()) ? (
+                <button class="btn small" onClick={() => setDialog('channelSettings')}>Channel settings</button>
+              ) : null}
+              <button
+                class="btn small"
+                aria-pressed={client.prefs.isMuted(conversationId)}
+                title="No desktop notifications from this conversation"
+                onClick={() => client.setMuted(conversationId, !client.prefs.isMuted(conversationId))}
+              >
+                {client.prefs.isMuted(conversationId) ? 'Muted' : 'Mute'}
+              </button>
             </>
           ) : (
             <h1>Axid</h1>
           )}
         </header>
         {error ? <p class="error banner" role="alert">{error}</p> : null}
+        <ReconnectBanner />
         <p class="sr-only" aria-live="polite">{announcement}</p>
         {conversationId && known ? (
           <>
@@ -121,7 +153,24 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
       {panel === 'members' && channel ? <MembersPanel channelId={channel.id} onClose={() => setPanel(null)} /> : null}
       {dialog === 'create' ? <CreateChannel onClose={() => setDialog(null)} onCreated={open} /> : null}
       {dialog === 'switcher' ? <Switcher onClose={() => setDialog(null)} onPick={open} /> : null}
+      {dialog === 'newMessage' ? <NewMessage onClose={() => setDialog(null)} onOpen={open} /> : null}
+      {dialog === 'people' ? <PeopleDirectory onClose={() => setDialog(null)} onOpen={open} /> : null}
+      {dialog === 'profile' ? <Profile onClose={() => setDialog(null)} /> : null}
+      {dialog === 'channelSettings' && channel ? <ChannelSettings channel={channel} onClose={() => setDialog(null)} /> : null}
     </div>
+  );
+}
+
+/** Says what happens while the stream is down (the sidebar's badge is small and hidden on phones). */
+function ReconnectBanner() {
+  const client = useStore();
+  if (client.streamState !== 'reconnecting') return null;
+  const wait = client.streamRetryInMs ? ` in ${Math.ceil(client.streamRetryInMs / 1000)} s` : '';
+  return (
+    <p class="banner reconnect" role="status">
+      Connection lost. Reconnecting{wait}; messages sent meanwhile appear when it is back.{' '}
+      <button class="link" onClick={() => client.reconnectNow()}>Try now</button>
+    </p>
   );
 }
 
@@ -180,8 +229,12 @@ function CreateChannel({ onClose, onCreated }: { onClose(): void; onCreated(id: 
   const [parent, setParent] = useState('');
   const [error, setError] = useState<string | null>(null);
   const parents = [...client.store.channels.values()].filter((c) => !c.parent_channel_id && client.store.memberOf.has(c.id));
+  const [touched, setTouched] = useState(false);
+  const problem = channelNameProblem(name);
   const submit = async (e: Event) => {
     e.preventDefault();
+    setTouched(true);
+    if (problem) return;
     try {
       const c = await client.createChannel({
         name,
@@ -198,11 +251,12 @@ function CreateChannel({ onClose, onCreated }: { onClose(): void; onCreated(id: 
   };
   return (
     <Dialog title="Create a channel" onClose={onClose}>
-      <form class="form" onSubmit={submit}>
+      <form class="form" onSubmit={submit} noValidate>
         <label>
           Name
-          <input data-autofocus required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          <input data-autofocus value={name} aria-invalid={touched && problem ? 'true' : undefined} aria-describedby="new-channel-problem" onInput={(e) => (setName(e.currentTarget.value), setTouched(true))} />
         </label>
+        <p id="new-channel-problem" class={touched && problem ? 'error' : 'sr-only'} aria-live="polite">{touched ? problem ?? '' : ''}</p>
         <label>
           Description
           <input value={description} onInput={(e) => setDescription(e.currentTarget.value)} />

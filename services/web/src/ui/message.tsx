@@ -97,7 +97,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
         )}
         {message.edited_at ? <span class="muted edited" title={new Date(message.edited_at).toLocaleString()}>(edited)</span> : null}
         {message.metadata?.type === FILE_METADATA_TYPE ? <FileAttachment data={message.metadata.data} /> : null}
-        {message.metadata && message.metadata.type !== FILE_METADATA_TYPE ? (
+        {message.metadata && message.metadata.type !== FILE_METADATA_TYPE && client.prefs.devMetadata ? (
           <details class="metadata">
             <summary>metadata: {message.metadata.type}</summary>
             <pre>{JSON.stringify(message.metadata.data, null, 2)}</pre>

@@ -3,19 +3,20 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { all, data, errorMessage, page } from '../lib/api.js';
+import { applyTheme, type Theme } from '../lib/prefs.js';
 import type { ApiKey, Role, User, Webhook, Workspace } from '../lib/types.js';
 import { displayName, useStore } from './context.js';
 import { CopyButton } from './copy-button.js';
 import { Invites } from './invites.js';
 import { PasswordForm, SignInLink } from './password.js';
 
-type Tab = 'keys' | 'people' | 'webhooks' | 'workspace';
+type Tab = 'keys' | 'prefs' | 'people' | 'webhooks' | 'workspace';
 
 export function Settings({ navigate }: { navigate(path: string): void }) {
   const client = useStore();
   const admin = client.isAdmin();
   const [tab, setTab] = useState<Tab>('keys');
-  const tabs: [Tab, string][] = [['keys', 'API keys'], ...(admin ? ([['people', 'People and agents'], ['webhooks', 'Incoming webhooks'], ['workspace', 'Workspace']] as [Tab, string][]) : [])];
+  const tabs: [Tab, string][] = [['keys', 'API keys'], ['prefs', 'Preferences'], ...(admin ? ([['people', 'People and agents'], ['webhooks', 'Incoming webhooks'], ['workspace', 'Workspace']] as [Tab, string][]) : [])];
   return (
     <div class="settings">
       <header class="conv-header">
@@ -32,9 +33,54 @@ export function Settings({ navigate }: { navigate(path: string): void }) {
         ))}
       </div>
       <section role="tabpanel" id={`section-${tab}`} aria-labelledby={`tab-${tab}`} class="section">
-        {tab === 'keys' ? <Keys /> : tab === 'people' ? <People /> : tab === 'webhooks' ? <Webhooks /> : <WorkspaceForm />}
+        {tab === 'keys' ? <Keys /> : tab === 'prefs' ? <Preferences /> : tab === 'people' ? <People /> : tab === 'webhooks' ? <Webhooks /> : <WorkspaceForm />}
       </section>
     </div>
+  );
+}
+
+function Preferences() {
+  const client = useStore();
+  const prefs = client.prefs;
+  const [error, setError] = useState<string | null>(null);
+  const supported = typeof Notification !== 'undefined';
+  const denied = supported && Notification.permission === 'denied';
+  const setTheme = (t: Theme) => {
+    prefs.theme = t;
+    applyTheme(t);
+    client.store.changed();
+  };
+  return (
+    <>
+      <h2>Appearance</h2>
+      <fieldset class="choices">
+        <legend>Theme</legend>
+        {(['system', 'light', 'dark'] as Theme[]).map((t) => (
+          <label key={t} class="check">
+            <input type="radio" name="theme" checked={prefs.theme === t} onChange={() => setTheme(t)} />
+            {t === 'system' ? 'Follow the system' : t === 'light' ? 'Light' : 'Dark'}
+          </label>
+        ))}
+      </fieldset>
+      <h2>Desktop notifications</h2>
+      <p class="muted">For mentions of you and direct messages; never for your own messages or the conversation you are looking at. Mute a conversation from its header.</p>
+      {!supported ? <p class="muted">This browser has no desktop notifications.</p> : null}
+      {denied ? <p class="muted">The browser blocks notifications for this site: allow them in its site settings.</p> : null}
+      {supported && !denied ? (
+        prefs.notifications && Notification.permission === 'granted' ? (
+          <button class="btn" onClick={() => client.disableNotifications()}>Turn off desktop notifications</button>
+        ) : (
+          <button class="btn btn-primary" onClick={() => void client.enableNotifications().then((ok) => setError(ok ? null : 'Notifications were not allowed.'))}>
+            Turn on desktop notifications
+          </button>
+        )
+      ) : null}
+      <Errors error={error} />
+      <h2>For developers</h2>
+      <label class="check">
+        <input type="checkbox" checked={prefs.devMetadata} onChange={(e) => ((prefs.devMetadata = e.currentTarget.checked), client.store.changed())} /> Show message metadata
+      </label>
+    </>
   );
 }
 

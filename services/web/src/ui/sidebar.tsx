@@ -3,6 +3,7 @@
 // counts, the connection state, and the way to settings.
 import type { Channel } from '../lib/types.js';
 import { displayName, useStore } from './context.js';
+import { Avatar } from './message.js';
 
 export function conversationTitle(client: ReturnType<typeof useStore>, id: string) {
   const c = client.store.channels.get(id);
@@ -20,7 +21,33 @@ export function connectionLabel(client: ReturnType<typeof useStore>) {
   return state === 'connecting' ? 'Connecting…' : 'Offline';
 }
 
-export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings }: { current: string | null; onOpen(id: string): void; onCreate(): void; onSwitcher(): void; onSettings(): void }) {
+/** What a sidebar item's badge says, for the ear too: "3 unread, 1 mention". */
+export function unreadLabel(unread: number, mentions: number) {
+  const parts = [unread ? `${unread} unread` : '', mentions ? `${mentions} ${mentions === 1 ? 'mention' : 'mentions'}` : ''].filter(Boolean);
+  return parts.join(', ');
+}
+
+/** The online dot (feature level 3 only: below it the server says nothing about presence). */
+export function PresenceDot({ userId }: { userId: string }) {
+  const client = useStore();
+  if (client.store.level < 3) return null;
+  const online = client.store.presence.get(userId) === 'online';
+  return <span class={`presence ${online ? 'online' : 'offline'}`} role="img" aria-label={online ? 'online' : 'offline'} title={online ? 'online' : 'offline'} />;
+}
+
+function Badge({ id }: { id: string }) {
+  const client = useStore();
+  const unread = client.store.unreadCount(id);
+  const mentions = client.store.mentionCount(id);
+  if (!unread && !mentions) return null;
+  return (
+    <span class={`count${mentions ? ' mentions' : ''}`} aria-hidden="true">
+      {mentions ? `@${mentions}` : unread}
+    </span>
+  );
+}
+
+export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onNewMessage, onPeople, onProfile }: { current: string | null; onOpen(id: string): void; onCreate(): void; onSwitcher(): void; onSettings(): void; onNewMessage(): void; onPeople(): void; onProfile(): void }) {
   const client = useStore();
   const s = client.store;
   const channels = [...s.channels.values()].sort((a, b) => a.name.localeCompare(b.name));
@@ -29,21 +56,24 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings }: {
   const others = channels.filter((c) => !s.memberOf.has(c.id));
   const state = client.streamState;
 
+  // The link's accessible name carries what the eye reads from its badges.
+  const accessibleName = (id: string, title: string, extra: string[] = []) =>
+    [title, ...extra, unreadLabel(s.unreadCount(id), s.mentionCount(id)), client.prefs.isMuted(id) ? 'muted' : ''].filter(Boolean).join(', ');
   const item = (c: Channel, sub = false) => {
     const unread = s.unreadCount(c.id);
     return (
       <li key={c.id}>
         <a
           href={`/c/${c.id}`}
-          class={`conv${current === c.id ? ' current' : ''}${sub ? ' sub' : ''}${unread ? ' unread' : ''}`}
+          class={`conv${current === c.id ? ' current' : ''}${sub ? ' sub' : ''}${unread ? ' unread' : ''}${client.prefs.isMuted(c.id) ? ' muted-conv' : ''}`}
           aria-current={current === c.id ? 'page' : undefined}
+          aria-label={accessibleName(c.id, c.name, [c.is_private ? 'private' : '', c.is_default ? 'default' : ''].filter(Boolean))}
           onClick={(e) => (e.preventDefault(), onOpen(c.id))}
         >
           <span aria-hidden="true">{c.is_private ? '🔒' : '#'}</span>
           <span class="name">{c.name}</span>
-          {c.is_private ? <span class="sr-only">(private)</span> : null}
           {c.is_default ? <span class="tag" title="Default channel: new agents join it">default</span> : null}
-          {unread ? <span class="count" aria-label={`${unread} unread`}>{unread}</span> : null}
+          <Badge id={c.id} />
         </a>
       </li>
     );
@@ -57,15 +87,16 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings }: {
           {connectionLabel(client)}
         </span>
       </div>
-      <button class="btn switcher-btn" onClick={onSwitcher}>
-        Jump to… <kbd>Ctrl K</kbd>
+      <button class="btn switcher-btn" onClick={onSwitcher} aria-keyshortcuts="Control+K">
+        Jump to… <kbd aria-hidden="true">Ctrl K</kbd>
       </button>
+      <button class="btn small people-btn" onClick={onPeople}>People</button>
       <h2>
         Channels <button class="icon" aria-label="Create a channel" title="Create a channel" onClick={onCreate}>+</button>
       </h2>
       <ul>
         {tops.flatMap((c) => [item(c), ...mine.filter((sub) => sub.parent_channel_id === c.id).map((sub) => item(sub, true))])}
-        {mine.length === 0 ? <li class="muted">You are in no channel yet.</li> : null}
+        {mine.length === 0 ? <li class="muted">You are in no channel yet: create one with “+” or join one below.</li> : null}
       </ul>
       {others.length ? (
         <>
@@ -73,27 +104,41 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings }: {
           <ul>{others.map((c) => item(c, Boolean(c.parent_channel_id)))}</ul>
         </>
       ) : null}
-      <h2>Direct messages</h2>
+      <h2>
+        Direct messages <button class="icon" aria-label="New message" title="New message (one person or several)" onClick={onNewMessage}>+</button>
+      </h2>
       <ul>
         {[...s.dms.values()].map((d) => {
           const unread = s.unreadCount(d.id);
           const others = d.member_ids.filter((u) => u !== s.me?.id);
           const bot = others.some((u) => s.users.get(u)?.is_agent);
+          const title = conversationTitle(client, d.id);
+          const presence = s.level >= 3 && d.kind !== 'group_dm' && others[0] ? (s.presence.get(others[0]) === 'online' ? 'online' : 'offline') : '';
           return (
             <li key={d.id}>
-              <a href={`/c/${d.id}`} class={`conv${current === d.id ? ' current' : ''}${unread ? ' unread' : ''}`} aria-current={current === d.id ? 'page' : undefined} onClick={(e) => (e.preventDefault(), onOpen(d.id))}>
-                <span aria-hidden="true">{d.kind === 'group_dm' ? '👥' : '●'}</span>
-                <span class="name">{conversationTitle(client, d.id)}</span>
+              <a
+                href={`/c/${d.id}`}
+                class={`conv${current === d.id ? ' current' : ''}${unread ? ' unread' : ''}${client.prefs.isMuted(d.id) ? ' muted-conv' : ''}`}
+                aria-current={current === d.id ? 'page' : undefined}
+                aria-label={accessibleName(d.id, title, [bot ? 'bot' : '', presence].filter(Boolean))}
+                onClick={(e) => (e.preventDefault(), onOpen(d.id))}
+              >
+                {d.kind === 'group_dm' || !others[0] ? <span aria-hidden="true">👥</span> : <Avatar userId={others[0]} size={24} />}
+                <span class="name">{title}</span>
                 {bot ? <span class="badge">bot</span> : null}
-                {unread ? <span class="count" aria-label={`${unread} unread`}>{unread}</span> : null}
+                {others[0] && d.kind !== 'group_dm' ? <PresenceDot userId={others[0]} /> : null}
+                <Badge id={d.id} />
               </a>
             </li>
           );
         })}
-        {s.dms.size === 0 ? <li class="muted">No direct messages.</li> : null}
+        {s.dms.size === 0 ? <li class="muted">No direct messages yet. Start one with “+”.</li> : null}
       </ul>
       <div class="me">
-        <span>{displayName(s.me)}</span>
+        <button class="btn me-btn" onClick={onProfile} aria-label={`Your profile: ${displayName(s.me)}`}>
+          <Avatar userId={s.me?.id ?? null} size={24} />
+          <span>{displayName(s.me)}</span>
+        </button>
         <button class="btn small" onClick={onSettings}>Settings</button>
       </div>
     </nav>

@@ -13,7 +13,9 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
   const client = useStore();
   const store = client.store;
   const messages = store.list(timelineKey);
-  const rows = useMemo(() => buildRows(messages, dayLabel), [store.version, timelineKey]);
+  // Where the person stopped reading, as it was when the conversation opened (the line stays while they read on).
+  const readMark = useMemo(() => (inThread ? null : { afterId: store.lastReadId(conversationId), afterTime: store.lastReadAt(conversationId) || null, me: store.me?.id ?? null }), [timelineKey]);
+  const rows = useMemo(() => buildRows(messages, dayLabel, readMark ?? undefined), [store.version, timelineKey]);
   const list = useRef<VListHandle>(null);
   const atBottom = useRef(true);
   const [prepending, setPrepending] = useState(false);
@@ -68,8 +70,26 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
     }
   };
 
-  if (!timeline.loaded) return <div class="empty" role="status">Loading messages…</div>;
-  if (!rows.length) return <div class="empty">No messages yet. Say hello!</div>;
+  if (!timeline.loaded) {
+    return (
+      <div class="timeline-wrap" role="status" aria-label="Loading messages">
+        {[60, 80, 45, 70].map((w) => (
+          <div key={w} class="skeleton-message">
+            <div class="skeleton avatar-box" />
+            <div class={`skeleton line w${w}`} />
+          </div>
+        ))}
+      </div>
+    );
+  }
+  if (!rows.length) {
+    return (
+      <div class="empty">
+        <p>{inThread ? 'No replies yet.' : 'No messages here yet.'}</p>
+        <p class="muted">{inThread ? 'Write the first reply below.' : 'Write the first one below: Enter sends, Shift+Enter starts a new line, @ mentions someone.'}</p>
+      </div>
+    );
+  }
   return (
     <div class="timeline-wrap">
       <VList ref={list as never} class="timeline" shift={prepending} onScroll={onScroll} role="log" aria-label="Messages" aria-live="off">
@@ -77,6 +97,10 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
           row.kind === 'day' ? (
             <div key={row.key} class="day" role="separator" aria-label={row.label}>
               <span>{row.label}</span>
+            </div>
+          ) : row.kind === 'unread' ? (
+            <div key={row.key} class="unread-line" role="separator" aria-label="New messages">
+              <span>New messages</span>
             </div>
           ) : (
             <MessageItem key={row.key} message={row.message} grouped={row.grouped} inThread={inThread} />
