@@ -11,6 +11,8 @@ import { safeUrl } from '../../services/web/src/lib/links.js';
 import { browserKeyRequest, keyFromHash } from '../../services/web/src/lib/session.js';
 import { draftKey, loadDraft, saveDraft } from '../../services/web/src/lib/drafts.js';
 import { mentionDoc, mentionedIn } from '../../services/web/src/lib/mentions.js';
+import { shouldNotify } from '../../services/web/src/lib/prefs.js';
+import { channelNameProblem } from '../../services/web/src/lib/rules.js';
 import type { Message, Page, User } from '../../services/web/src/lib/types.js';
 
 const me: User = { id: 'u-me', name: 'me', display_name: null, avatar_url: null, role: 'member', is_agent: false, created_at: '2026-01-01T00:00:00.000Z' };
@@ -343,7 +345,7 @@ describe('web client: rows, links and sign-in helpers', () => {
     const d = msg({ created_at: '2026-03-03T10:09:00.000Z' });
     for (const m of [a, b, c, d]) s.upsert(m, { live: false });
     const rows = buildRows(s.list('c1'));
-    expect(rows.map((r) => (r.kind === 'day' ? 'day' : r.grouped ? 'grouped' : 'message'))).to.deep.equal(['day', 'message', 'grouped', 'message', 'day', 'message']);
+    expect(rows.map((r) => (r.kind === 'message' ? (r.grouped ? 'grouped' : 'message') : r.kind))).to.deep.equal(['day', 'message', 'grouped', 'message', 'day', 'message']);
   });
 
   it("starts a new group when a hook post's display override changes the sender", () => {
@@ -355,7 +357,7 @@ describe('web client: rows, links and sign-in helpers', () => {
     const other = msg({ author_id: 'u1', webhook_id: 'h1', display: { username: 'Alerts' }, created_at: at(3) });
     for (const m of [person, hook, hook2, other]) s.upsert(m, { live: false });
     const rows = buildRows(s.list('c1'));
-    expect(rows.map((r) => (r.kind === 'day' ? 'day' : r.grouped ? 'grouped' : 'message'))).to.deep.equal(['day', 'message', 'message', 'grouped', 'message']);
+    expect(rows.map((r) => (r.kind === 'message' ? (r.grouped ? 'grouped' : 'message') : r.kind))).to.deep.equal(['day', 'message', 'message', 'grouped', 'message']);
   });
 
   it('keeps drafts per conversation and thread, and finds the people a text mentions', () => {
@@ -372,6 +374,38 @@ describe('web client: rows, links and sign-in helpers', () => {
     expect(mentionedIn('hi @bobby and @bob.', [bob, bobby]).map((u) => u.id).sort()).to.deep.equal(['u-bob', 'u-bobby']);
     expect(mentionedIn('mail bob@example.com', [bob])).to.deep.equal([]);
     expect(mentionDoc('@bobby hi', [bob, bobby])!.content![0]!.content![0]!.attrs!.id).to.equal('u-bobby');
+  });
+
+  it("draws the 'new messages' line before the first later message from someone else", () => {
+    const s = newStore();
+    const a = msg({ created_at: '2026-03-01T10:00:00.000Z' });
+    const mine = msg({ author_id: me.id, created_at: '2026-03-01T10:01:00.000Z' });
+    const b = msg({ created_at: '2026-03-01T10:02:00.000Z' });
+    for (const m of [a, mine, b]) s.upsert(m, { live: false });
+    const kinds = (rows: ReturnType<typeof buildRows>) => rows.map((r) => (r.kind === 'message' ? r.message.id : r.kind));
+    expect(kinds(buildRows(s.list('c1'), undefined, { afterTime: a.created_at, me: me.id }))).to.deep.equal(['day', a.id, mine.id, 'unread', b.id]);
+    expect(kinds(buildRows(s.list('c1'), undefined, { afterId: a.id, me: me.id }))).to.deep.equal(['day', a.id, mine.id, 'unread', b.id]);
+    expect(kinds(buildRows(s.list('c1'), undefined, { afterId: b.id, me: me.id }))).to.not.include('unread');
+  });
+
+  it('notifies of mentions and DMs only: never our own, a muted one, or the open conversation in a focused tab', () => {
+    const base = { authorId: 'u2', me: 'u1', mentioned: true, isDm: false, muted: false, openHere: false, focused: true, enabled: true };
+    expect(shouldNotify(base)).to.equal(true);
+    expect(shouldNotify({ ...base, mentioned: false, isDm: true })).to.equal(true);
+    expect(shouldNotify({ ...base, mentioned: false })).to.equal(false);
+    expect(shouldNotify({ ...base, authorId: 'u1' })).to.equal(false);
+    expect(shouldNotify({ ...base, muted: true })).to.equal(false);
+    expect(shouldNotify({ ...base, openHere: true })).to.equal(false);
+    expect(shouldNotify({ ...base, openHere: true, focused: false })).to.equal(true);
+    expect(shouldNotify({ ...base, enabled: false })).to.equal(false);
+  });
+
+  it('checks channel names as the API does (1 to 80 characters, not only spaces, kept as given)', () => {
+    expect(channelNameProblem('General Chat ✨')).to.equal(null);
+    expect(channelNameProblem('')).to.match(/needs a name/);
+    expect(channelNameProblem('   ')).to.match(/needs a name/);
+    expect(channelNameProblem('é'.repeat(80))).to.equal(null);
+    expect(channelNameProblem('😀'.repeat(81))).to.match(/at most 80 characters \(this one has 81\)/);
   });
 
   it('lets only https: and mailto: addresses through', () => {
