@@ -66,9 +66,16 @@ const optional = (check: AttrCheck): AttrCheck => (v) => (v === null ? null : ch
 const shortString = (pattern: RegExp, what: string): AttrCheck => (v) => (typeof v === 'string' && pattern.test(v) ? null : `must be ${what}`);
 const LANGUAGE = optional(shortString(/^[A-Za-z0-9_+#.-]{0,40}$/, 'a language name (letters, digits, _+#.-; at most 40) or null'));
 const LIST_START = optional(integerIn(0, 1_000_000));
+const oneOf = (...values: string[]): AttrCheck => (v) => (typeof v === 'string' && values.includes(v) ? null : `must be ${values.map((x) => `"${x}"`).join(' or ')}`);
+/** A compatible hook's attachment card (services/core/webhooks/webhooks.compat.ts): a blockquote with its colour, fields as a list, a footer. */
+const CARD_COLOR = optional(shortString(/^(good|warning|danger|#[0-9a-f]{3}|#[0-9a-f]{6})$/, 'good, warning, danger or a #rgb / #rrggbb colour'));
 /** Attributes of each node type; a type not listed takes none. (mention and block_* nodes are checked on their own.) */
 const NODE_ATTRS: Record<string, Record<string, AttrCheck>> = {
   heading: { level: integerIn(1, 6) },
+  blockquote: { kind: oneOf('attachment'), color: CARD_COLOR },
+  bullet_list: { kind: oneOf('fields') },
+  bulletList: { kind: oneOf('fields') },
+  paragraph: { kind: oneOf('footer') },
   ordered_list: { order: LIST_START, start: LIST_START },
   orderedList: { order: LIST_START, start: LIST_START },
   code_block: { language: LANGUAGE },

@@ -3,6 +3,7 @@ import { contentDisposition } from '../../services/core/files/files.service.js';
 import { canDeleteWebhook, seesAllWebhooks } from '../../services/core/webhooks/webhooks.policy.js';
 import { mrkdwnToMarkdown, readCompatPost, renderCompatMessage, slackLinksToMarkdown } from '../../services/core/webhooks/webhooks.compat.js';
 import type { Actor } from '../../shared/auth.js';
+import { validateContentJson } from '../../shared/blocks/index.js';
 
 const actor = (role: Actor['role'], userId = 'u1'): Actor => ({ keyId: 'k', userId, workspaceId: 'w', role, isAgent: false });
 
@@ -22,6 +23,16 @@ describe('webhook compat rules (pure)', () => {
     const { content, doc } = renderCompatMessage('*Build* &lt;42&gt;', []);
     expect(content).to.equal('**Build** &lt;42&gt;');
     expect(doc.content).to.deep.equal([{ type: 'paragraph', content: [{ type: 'text', text: 'Build', marks: [{ type: 'bold' }] }, { type: 'text', text: ' <42>' }] }]);
+  });
+
+  it('renders attachment cards the one block validator accepts, and it refuses card attributes of another shape', () => {
+    const post = readCompatPost({ text: '*hi*', attachments: [{ color: '#36a64f', title: 'T', title_link: 'https://x.example', text: 'x', fields: [{ title: 'a', value: 'b' }], footer: 'f' }] });
+    const rules = { trackerHosts: [], codeHosts: [] };
+    expect(validateContentJson(renderCompatMessage(post.text, post.attachments).doc, rules).valid).to.equal(true);
+    const bad = { type: 'doc', content: [{ type: 'blockquote', attrs: { kind: 'attachment', color: 'url(javascript:x)' }, content: [] }] };
+    expect(validateContentJson(bad, rules)).to.include({ valid: false, path: 'content.0.attrs.color' });
+    const other = { type: 'doc', content: [{ type: 'paragraph', attrs: { kind: 'script' }, content: [] }] };
+    expect(validateContentJson(other, rules)).to.include({ valid: false, path: 'content.0.attrs.kind' });
   });
 
   it('keeps an attachment colour only when it is good, warning, danger or a hex colour', () => {

@@ -58,7 +58,7 @@ describe('web app: signing in at level 3', function () {
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill('not my password at all');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.getByRole('alert').getByText('the email or the password is wrong').waitFor();
+    await page.getByRole('alert').getByText('That email and password do not match.', { exact: false }).waitFor();
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     // Signed out from the settings, signed in back on them.
@@ -111,7 +111,7 @@ describe('web app: signing in at level 3', function () {
     // A second browser opening the same link: the code is spent.
     const third = await openApp(b, s.url, new URL(link).pathname + new URL(link).hash);
     await third.page.getByRole('heading', { name: 'Sign in to Axid' }).waitFor();
-    await third.page.getByRole('alert').getByText(/unknown, used or expired/).waitFor();
+    await third.page.getByRole('alert').getByText(/already used or has expired/).waitFor();
     expect(await third.page.evaluate(() => localStorage.getItem('axid.session'))).to.equal(null);
     other.assertClean();
   });

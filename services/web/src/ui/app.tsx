@@ -3,7 +3,7 @@
 // the settings, routed by path (the server answers every non-API path with
 // index.html).
 import { useEffect, useState } from 'preact/hooks';
-import { errorMessage } from '../lib/api.js';
+import { ApiError, errorMessage } from '../lib/api.js';
 import { arrivalFromHash, exchangeCode, signInErrorText, type Arrival } from '../lib/sign-in.js';
 import { Chat } from './chat.js';
 import { useStore } from './context.js';
@@ -44,7 +44,8 @@ export function App() {
       arrival.kind === 'key' ? client.signIn(arrival.key) : arrival.kind === 'code' ? exchangeCode(client, arrival.code) : client.session ? client.start() : Promise.resolve();
     begin.then(
       () => setReady(true),
-      (err) => (setError(errorMessage(err)), setReady(true)),
+      // A spent or expired sign-in link says so (the API answers invalid_credentials for it too).
+      (err) => (setError(arrival.kind === 'code' && err instanceof ApiError && err.status === 401 ? 'This sign-in link was already used or has expired. Sign in again.' : errorMessage(err)), setReady(true)),
     );
     const online = () => client.reconnectNow();
     const offline = () => client.dropStream();
