@@ -11,7 +11,32 @@ import {
   SignedInSchema,
 } from '../../../core/auth/auth.schemas.js';
 import * as auth from '../../../core/auth/auth.service.js';
+import { OIDC_COOKIE, SsoError, clearedCookie, finishSignIn, startSignIn } from '../../../core/auth/oidc.js';
 import { acceptInvite } from '../../../core/invites/invites.service.js';
+import { Reply } from '../../../../shared/http/route.js';
+import type { AppContext } from '../../../../shared/http/context.js';
+
+/** A redirect answer: 302 with its Location, a short text body. */
+function redirect(ctx: AppContext, location: string, cookie: string) {
+  ctx.set('Location', location);
+  ctx.set('Set-Cookie', cookie);
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.type = 'text/plain; charset=utf-8';
+  return new Reply(302, 'Redirecting');
+}
+
+/** Single sign-on never answers an error page: the web app shows `#sign_in_error=<code>`. */
+async function orSignInError(ctx: AppContext, run: () => Promise<{ location: string; cookie: string }>) {
+  try {
+    const { location, cookie } = await run();
+    return redirect(ctx, location, cookie);
+  } catch (err) {
+    if (!(err instanceof SsoError)) ctx.state.rt.log.error({ err: { name: (err as Error)?.name, message: (err as Error)?.message } }, 'single sign-on failed');
+    ctx.state.rt.metrics.signIns.inc({ method: 'oidc', outcome: err instanceof SsoError ? err.code : 'error' });
+    return redirect(ctx, `/#sign_in_error=${err instanceof SsoError ? err.code : 'sso_failed'}`, clearedCookie);
+  }
+}
 
 // Signing in without a pasted key (contract §12, level 3). Secrets (passwords,
 // invite tokens, one-time codes) travel in POST bodies only, never in a path
@@ -95,5 +120,39 @@ export function authRoutes(routes: RouteTable) {
         since: 3,
       },
       async ({ rt, body }) => ok(await auth.resetPassword(rt, body)),
+    )
+    .add(
+      {
+        method: 'get',
+        path: '/auth/oidc/start',
+        summary: 'Start single sign-on: redirects to the identity provider',
+        description:
+          'Needs no key. Answers 302 to the OpenID Connect provider (authorization code with PKCE, `state` and `nonce`), or to `/#sign_in_error=<code>` when single sign-on is off or the provider cannot be reached.',
+        tag,
+        auth: 'none',
+        status: 302,
+        produces: ['text/plain'],
+        since: 3,
+      },
+      ({ ctx }) => orSignInError(ctx, () => startSignIn(ctx.state.rt)),
+    )
+    .add(
+      {
+        method: 'get',
+        path: '/auth/oidc/callback',
+        summary: "The identity provider's redirect back: signs the person in",
+        description:
+          "Needs no key. Answers 302 to `/#code=<one-time code>` (exchange it with `POST /auth/exchange` within 60 s) or to `/#sign_in_error=<code>`: `sso_state` (this browser did not start the flow, or it was used), `sso_failed`, `email_unverified`, `no_account`, `user_limit_reached`, `sso_unavailable`, `sso_not_configured`.",
+        tag,
+        auth: 'none',
+        status: 302,
+        produces: ['text/plain'],
+        since: 3,
+      },
+      ({ ctx }) =>
+        orSignInError(ctx, async () => ({
+          location: `/#code=${await finishSignIn(ctx.state.rt, ctx.querystring, ctx.cookies.get(OIDC_COOKIE))}`,
+          cookie: clearedCookie,
+        })),
     );
 }
