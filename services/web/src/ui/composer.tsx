@@ -129,7 +129,7 @@ export function Composer({ conversationId, threadId, label }: { conversationId: 
           value={text}
           placeholder={label}
           aria-label={label}
-          aria-controls={listId}
+          aria-controls={candidates.length ? listId : undefined}
           aria-activedescendant={candidates.length ? `${listId}-${active}` : undefined}
           onInput={(e) => {
             const value = e.currentTarget.value;

@@ -135,9 +135,12 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
         {s.dms.size === 0 ? <li class="muted">No direct messages yet. Start one with “+”.</li> : null}
       </ul>
       <div class="me">
-        <button class="btn me-btn" onClick={onProfile} aria-label={`Your profile: ${displayName(s.me)}`}>
+        <button class="btn me-btn" onClick={onProfile}>
           <Avatar userId={s.me?.id ?? null} size={24} />
-          <span>{displayName(s.me)}</span>
+          <span>
+            <span class="sr-only">Your profile: </span>
+            {displayName(s.me)}
+          </span>
         </button>
         <button class="btn small" onClick={onSettings}>Settings</button>
       </div>
