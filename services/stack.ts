@@ -65,6 +65,11 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
     const { REPEATING_JOBS, scheduleRepeating } = await import('../shared/jobs.js');
     for (const job of REPEATING_JOBS.filter((j) => existsAt(j, config.featureLevel))) await scheduleRepeating(rt, job);
   }
+  // Level 3: the worker delivers events to subscriptions (docs/bots.md).
+  const eventDeliveries =
+    roles.has('worker') && existsAt({ since: 3 }, config.featureLevel)
+      ? await (await import('./worker/event-deliveries.js')).startEventDeliveries(rt, { redisUrl: deps.redisUrl })
+      : null;
   const api = roles.has('api') ? (await import('./api/routes.js')).apiRoutes(config.featureLevel).router : undefined;
   // The web app (services/web/dist) is served by the API role.
   const web = roles.has('api') ? (await import('./api/web-app.js')).webApp() : undefined;
@@ -86,6 +91,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await gateway?.close();
+      await eventDeliveries?.close();
       await worker?.close();
       await serverClosed;
       clearTimeout(hardStop);

@@ -162,6 +162,22 @@ const EnvSchema = z.object({
     .int()
     .refine((n) => n >= 1024 && n <= 2 ** 20 && (n & (n - 1)) === 0, 'must be a power of two from 1024 to 1048576')
     .default(2 ** 16),
+  // Event subscriptions (level 3, docs/bots.md): true admits http:// and
+  // private addresses (local development and tests only).
+  EVENT_SUBSCRIPTION_ALLOW_PRIVATE: boolFlag(false),
+  // How long one delivery attempt may take (contract §11: 10 s).
+  EVENT_DELIVERY_TIMEOUT_MS: positiveInt(10_000),
+  // Retries: the first waits RETRY_BASE_MS, each next one twice as long, at
+  // most RETRY_MAX_MS; an event is given up, and a subscription failing
+  // throughout disabled, after RETRY_WINDOW_SECONDS (24 h).
+  EVENT_DELIVERY_RETRY_BASE_MS: positiveInt(1_000),
+  EVENT_DELIVERY_RETRY_MAX_MS: positiveInt(3_600_000),
+  EVENT_DELIVERY_RETRY_WINDOW_SECONDS: positiveInt(86_400),
+  // Attempts one worker process runs at once, and one subscription across all workers.
+  EVENT_DELIVERY_CONCURRENCY: positiveInt(32),
+  EVENT_DELIVERY_PER_SUBSCRIPTION: positiveInt(4),
+  // A worker's unacknowledged stream entries are taken over by another after this long.
+  EVENT_DELIVERY_CLAIM_IDLE_MS: positiveInt(15_000),
   FEATURE_LEVEL: z
     .enum(['2', '3'])
     .default(String(DEFAULT_FEATURE_LEVEL) as '2')
@@ -246,6 +262,17 @@ const ConfigSchema = EnvChecked.transform((e) => ({
   logLevel: e.LOG_LEVEL,
   /** Whether shared/embedded.ts may start PGlite, redis-server and the S3 server when nothing answers. */
   embedded: e.EMBEDDED,
+  /** Event subscriptions and their delivery by the worker (services/core/event-subscriptions, docs/bots.md). */
+  eventDelivery: {
+    allowPrivate: e.EVENT_SUBSCRIPTION_ALLOW_PRIVATE,
+    timeoutMs: e.EVENT_DELIVERY_TIMEOUT_MS,
+    retryBaseMs: e.EVENT_DELIVERY_RETRY_BASE_MS,
+    retryMaxMs: e.EVENT_DELIVERY_RETRY_MAX_MS,
+    retryWindowMs: e.EVENT_DELIVERY_RETRY_WINDOW_SECONDS * 1000,
+    concurrency: e.EVENT_DELIVERY_CONCURRENCY,
+    perSubscription: e.EVENT_DELIVERY_PER_SUBSCRIPTION,
+    claimIdleMs: e.EVENT_DELIVERY_CLAIM_IDLE_MS,
+  },
   /** 2 or 3: what the service offers (shared/feature-level.ts). */
   featureLevel: e.FEATURE_LEVEL,
   /** Single sign-on (services/core/auth/oidc.ts); null when not configured. */

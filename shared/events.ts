@@ -28,6 +28,8 @@ export const EVENT_TYPES = [
   // Level 3 (docs/feature-levels.md).
   'interaction.action',
   'message.appended',
+  // Level 3: to its owner, when a subscription failing for 24 h is disabled (docs/bots.md).
+  'event_subscription.disabled',
 ] as const;
 
 /** Internal events route work inside the stack and never reach clients. */
@@ -62,6 +64,28 @@ export type EventAddress =
   | { scope: 'channel'; workspace_id: string; channel_id: string; user_ids?: string[] }
   | { scope: 'workspace'; workspace_id: string }
   | { scope: 'users'; workspace_id: string; user_ids: string[] };
+
+/** Events that never reach a client (stream or event subscription). */
+export const isInternalEvent = (type: string) => (INTERNAL_EVENT_TYPES as readonly string[]).includes(type);
+
+/**
+ * Whether a user's stream receives an event: the one rule of what a user's
+ * stream sees, given whether the user is a member of the addressed channel.
+ * The gateway routes by it (services/gateway/hub.ts, asking its index of
+ * members) and event subscriptions deliver by it (asking the database at
+ * delivery time: services/core/event-subscriptions).
+ */
+export function streamReceives<U extends { userId: string; workspaceId: string }>(
+  event: Pick<AxidEvent, 'type' | 'to'>,
+  user: U,
+  isMemberOf: (channelId: string, user: U) => boolean,
+): boolean {
+  const { to } = event;
+  if (isInternalEvent(event.type) || to.workspace_id !== user.workspaceId) return false;
+  if (to.scope === 'workspace') return true;
+  if (to.user_ids?.includes(user.userId)) return true;
+  return to.scope === 'channel' && isMemberOf(to.channel_id, user);
+}
 
 export interface AxidEvent {
   type: EventType;

@@ -9,6 +9,7 @@ import { authRoutes } from './modules/auth/auth.routes.js';
 import { inviteRoutes } from './modules/invites/invites.routes.js';
 import { channelRoutes } from './modules/channels/channels.routes.js';
 import { dmRoutes } from './modules/dms/dms.routes.js';
+import { eventSubscriptionRoutes } from './modules/event-subscriptions/event-subscriptions.routes.js';
 import { fileRoutes } from './modules/files/files.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
@@ -35,6 +36,7 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   interactionRoutes(v1);
   fileRoutes(v1);
   webhookRoutes(v1);
+  eventSubscriptionRoutes(v1);
   const hooks = new RouteTable('', router, level);
   hookRoutes(hooks);
   const tables = [v1, hooks];

@@ -3,7 +3,7 @@
 // channel → member users (only users connected to this process are indexed).
 // Membership changes are learnt from the events themselves, so routing never
 // queries the database.
-import { INTERNAL_EVENT_TYPES, type AxidEvent } from '../../shared/events.js';
+import { isInternalEvent, streamReceives, type AxidEvent } from '../../shared/events.js';
 import { MEMBERSHIP_EVENT_TYPES as MEMBERSHIP_EVENTS } from '../../shared/event-bus.js';
 import type { Socket } from 'node:net';
 import { Frame, type ConnectionInfo, type SseConnection } from './connection.js';
@@ -40,7 +40,8 @@ export const encodeFrame = (type: string, data: Record<string, unknown>, id?: st
 /** The id of a frame written now, or undefined where frames carry none (level 2). */
 export type FrameIds = () => string | undefined;
 
-const isInternal = (type: string) => (INTERNAL_EVENT_TYPES as readonly string[]).includes(type);
+/** Membership as the hub knows it (loaded at attach, kept up to date from membership events). */
+const isIndexedMember = (channelId: string, state: UserState) => state.channels?.has(channelId) === true;
 
 export class Hub {
   private readonly users = new Map<string, UserState>();
@@ -142,7 +143,7 @@ export class Hub {
     if (type === 'api_key.revoked') {
       for (const state of ws) for (const conn of [...state.connections]) if (conn.info.keyId === data.key_id) conn.end();
     }
-    if (isInternal(type)) return 0; // never sent to clients
+    if (isInternalEvent(type)) return 0; // never sent to clients
 
     const loaded: UserState[] = [];
     if (MEMBERSHIP_EVENTS.has(type)) {
@@ -154,7 +155,7 @@ export class Hub {
       if (type !== 'channel.member_removed') for (const state of loaded) this.applyMembership(state, event);
     }
 
-    const targets = this.targets(event, ws);
+    const targets = this.candidates(event, ws);
     let delivered = 0;
     if (targets.size > 0) {
       const frame = encodeFrame(type, data, this.frameIds());
@@ -164,7 +165,11 @@ export class Hub {
       // batch reaches it in one writev instead of one write(2) per event.
       const cork = this.routedThisTurn++ > 0 ? this.corked : null;
       if (this.routedThisTurn === 1) process.nextTick(this.endTurn);
-      for (const state of targets) for (const conn of state.connections) if (conn.send(frame, true, now, cork)) delivered++;
+      for (const state of targets) {
+        // The index narrows the users down; the one rule of what a stream sees decides.
+        if (!streamReceives(event, state, isIndexedMember)) continue;
+        for (const conn of state.connections) if (conn.send(frame, true, now, cork)) delivered++;
+      }
     }
 
     // Leaves take effect after delivery (the removed member is told).
@@ -182,11 +187,7 @@ export class Hub {
    */
   visibleTo(userId: string, event: AxidEvent): boolean {
     const state = this.users.get(userId);
-    const { to } = event;
-    if (!state || state.channels === null || isInternal(event.type) || to.workspace_id !== state.workspaceId) return false;
-    if (to.scope === 'workspace') return true;
-    if (to.scope === 'channel' && state.channels.has(to.channel_id)) return true;
-    return (to.user_ids ?? []).includes(userId);
+    return state !== undefined && state.channels !== null && streamReceives(event, state, isIndexedMember);
   }
 
   /** Ends every stream (shutdown). */
@@ -194,14 +195,15 @@ export class Hub {
     for (const conn of [...this.all]) conn.end();
   }
 
-  private targets(event: AxidEvent, ws: Set<UserState>): Set<UserState> {
+  /** The users an event may reach, from the index: the workspace's, or the channel's members and the named users. */
+  private candidates(event: AxidEvent, ws: Set<UserState>): Set<UserState> {
     const { to } = event;
     if (to.scope === 'workspace') return ws;
     const out = new Set<UserState>();
     if (to.scope === 'channel') for (const state of this.channels.get(to.channel_id) ?? []) out.add(state);
     for (const id of to.user_ids ?? []) {
       const state = this.users.get(id);
-      if (state && state.workspaceId === to.workspace_id) out.add(state);
+      if (state) out.add(state);
     }
     return out;
   }

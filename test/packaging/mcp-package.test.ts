@@ -37,7 +37,7 @@ describe('the packed tool server (npm pack)', function () {
         const composed = await call(session.client, 'compose_block_message', { content_json: { type: 'doc', content: [{ type: 'block_divider', attrs: { blockName: 'divider', version: 1, props: {} } }] } });
         expect(composed.structuredContent).to.include({ valid: true });
         const scaffolded = await call(session.client, 'scaffold_bot_project', { bot_name: 'packed', target_runtime: 'vercel' });
-        expect(scaffolded.structuredContent!.files).to.have.property('api/poll.ts');
+        expect(scaffolded.structuredContent!.files).to.have.property('api/events.ts');
       } finally {
         await session.close();
       }

@@ -1,5 +1,6 @@
 // The starter projects of scaffold_bot_project: complete, type-correct, and
-// the node bot answering mentions end to end.
+// the node bot answering mentions end to end (the serverless ones end to end:
+// serverless-starters.test.ts).
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -85,12 +86,12 @@ describe('scaffold_bot_project', function () {
     expect(code, output).to.equal(0);
   });
 
-  it('cloudflare-workers: wrangler.toml with a cron trigger and a KV binding, and it type-checks', async () => {
+  it('cloudflare-workers: a wrangler.toml Worker whose fetch handler is an event endpoint, and it type-checks', async () => {
     const files = projects['cloudflare-workers'];
     expect(Object.keys(files)).to.include.members(['wrangler.toml', 'package.json', 'src/index.ts', 'src/axid.ts', 'tsconfig.json', 'README.md']);
-    expect(files['wrangler.toml']).to.match(/\[triggers\]\s*\ncrons = \["[^"]+"\]/);
-    expect(files['wrangler.toml']).to.match(/\[\[kv_namespaces\]\]\s*\nbinding = "AXID_CURSORS"/);
-    expect(files['src/index.ts']).to.include('scheduled(');
+    expect(files['wrangler.toml']).to.match(/^main = "src\/index.ts"$/m).and.include('AXID_SIGNING_SECRET');
+    expect(files['src/index.ts']).to.include('fetch(').and.include('waitUntil');
+    expect(files['README.md']).to.include('/api/v1/event-subscriptions').and.include('AXID_SIGNING_SECRET');
     expect(JSON.parse(files['package.json']!).devDependencies).to.have.property('wrangler');
     const dir = writeProject(files);
     dirs.push(dir);
@@ -99,13 +100,11 @@ describe('scaffold_bot_project', function () {
     expect(code, output).to.equal(0);
   });
 
-  it('vercel: vercel.json with a cron, an api/ function, and it type-checks', async () => {
+  it('vercel: an api/events.ts function that is an event endpoint, and it type-checks', async () => {
     const files = projects.vercel;
-    expect(Object.keys(files)).to.include.members(['vercel.json', 'package.json', 'api/poll.ts', 'api/_axid.ts', 'tsconfig.json', 'README.md']);
-    const vercel = JSON.parse(files['vercel.json']!);
-    expect(vercel.crons).to.deep.equal([{ path: '/api/poll', schedule: '* * * * *' }]);
-    expect(files['api/poll.ts']).to.include('export async function GET');
-    expect(files['README.md']).to.include('KV_REST_API_URL');
+    expect(Object.keys(files)).to.include.members(['vercel.json', 'package.json', 'api/events.ts', 'api/_axid.ts', 'tsconfig.json', 'README.md']);
+    expect(files['api/events.ts']).to.include('export async function POST');
+    expect(files['README.md']).to.include('/api/v1/event-subscriptions').and.include('AXID_SIGNING_SECRET');
     const dir = writeProject(files);
     dirs.push(dir);
     symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');

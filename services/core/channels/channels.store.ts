@@ -112,6 +112,10 @@ export const channelIdsOfUser = async (db: Db, userId: string): Promise<string[]
   return rows.map((r) => r.channel_id);
 };
 
+/** Whether a user is a member of a channel or conversation now (event subscriptions decide visibility by it at delivery). */
+export const isMember = async (db: Db, channelId: string, userId: string): Promise<boolean> =>
+  isUuid(channelId) && (await db('channel_members').where({ channel_id: channelId, user_id: userId }).first('user_id')) !== undefined;
+
 export const insertMembers = (db: Db, channelId: string, workspaceId: string, userIds: string[]) =>
   db('channel_members').insert(userIds.map((user_id) => ({ channel_id: channelId, user_id, workspace_id: workspaceId })));
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { AxidApi } from '../api.js';
+import { ToolFailure, type AxidApi } from '../api.js';
 
-export const INSPECT_SECTIONS = ['workspace', 'me', 'channels', 'members'] as const;
+export const INSPECT_SECTIONS = ['workspace', 'me', 'channels', 'members', 'subscriptions'] as const;
 type Section = (typeof INSPECT_SECTIONS)[number];
 
 const object = z.record(z.string(), z.unknown());
@@ -12,20 +12,22 @@ export const inspectTool = {
     title: 'Inspect the Axid workspace',
     description:
       'Read-only snapshot of what the key in AXID_API_KEY can see. "include" picks sections: "workspace" (id, name, settings), "me" (the key\'s own user: id, name, is_agent, role), ' +
-      '"channels" (channels the key may access: id, name, is_private, is_default, ...), "members" (workspace members, humans and bots). Default: all four. ' +
+      '"channels" (channels the key may access: id, name, is_private, is_default, ...), "members" (workspace members, humans and bots), ' +
+      '"subscriptions" (the key\'s own event subscriptions: id, url, events, status; a server at feature level 2 has none and the section is left out). Default: all five. ' +
       'Use it to find channel ids for send_test_message or user ids for mentions.',
     inputSchema: {
       include: z
         .array(z.enum(INSPECT_SECTIONS))
         .min(1)
         .optional()
-        .describe('Sections to include, e.g. ["channels"]. Default: ["workspace", "me", "channels", "members"].'),
+        .describe('Sections to include, e.g. ["channels"]. Default: ["workspace", "me", "channels", "members", "subscriptions"].'),
     },
     outputSchema: {
       workspace: object.optional(),
       me: object.optional(),
       channels: z.array(object).optional(),
       members: z.array(object).optional(),
+      subscriptions: z.array(object).optional(),
       truncated: z.array(z.string()).optional().describe('Lists cut at 200 items.'),
     },
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -44,6 +46,11 @@ export const inspectTool = {
       include.has('me') && api.get<Record<string, unknown>>('/users/me').then((me) => (result.me = me)),
       include.has('channels') && listInto('channels', '/channels'),
       include.has('members') && listInto('members', '/users'),
+      // Level 3 only: at level 2 the path is 404 and there is nothing to list.
+      include.has('subscriptions') &&
+        listInto('subscriptions', '/event-subscriptions').catch((err: unknown) => {
+          if (!(err instanceof ToolFailure && err.code === 'not_found')) throw err;
+        }),
     ]);
     if (truncated.length) result.truncated = truncated;
     // Sections in a stable order.

@@ -63,9 +63,9 @@ export function scaffold(botName: string, runtime: Runtime): Record<string, stri
 const NEXT_STEPS: Record<Runtime, string> = {
   node: 'Write the files into a new folder, then: AXID_API_KEY=<bot key> AXID_BASE_URL=<server> npm start (Node 20+, nothing to install). Mention the bot in a channel it belongs to.',
   'cloudflare-workers':
-    'Write the files into a new folder, then: npm install; npx wrangler kv namespace create CURSORS (put the id in wrangler.toml); npx wrangler secret put AXID_API_KEY; set AXID_BASE_URL in wrangler.toml; npx wrangler deploy. See README.md.',
+    'Write the files into a new folder, then: npm install; set AXID_BASE_URL in wrangler.toml; npx wrangler secret put AXID_API_KEY; npx wrangler deploy; create the event subscription with the bot key (POST /api/v1/event-subscriptions {"url": "<worker url>"}, server at FEATURE_LEVEL=3); npx wrangler secret put AXID_SIGNING_SECRET with the secret it returns. See README.md.',
   vercel:
-    'Write the files into a new folder, then: npm install; add AXID_API_KEY, AXID_BASE_URL and CRON_SECRET as project environment variables; connect an Upstash Redis (KV) store for the cursors; npx vercel deploy. See README.md.',
+    'Write the files into a new folder, then: npm install; add AXID_API_KEY and AXID_BASE_URL as project environment variables; npx vercel deploy; create the event subscription with the bot key (POST /api/v1/event-subscriptions {"url": "<deployment>/api/events"}, server at FEATURE_LEVEL=3); add the secret it returns as AXID_SIGNING_SECRET and deploy again. See README.md.',
 };
 
 export const scaffoldTool = {
@@ -75,8 +75,8 @@ export const scaffoldTool = {
     description:
       'Returns a complete, runnable starter project for an Axid bot as {files: {<path>: <contents>}} (write each file as given), plus next_steps. Works offline, no key needed. ' +
       'target_runtime "node": a dependency-free Node 20 bot that listens on the event stream and replies to mentions (in the thread when mentioned in a thread), reconnecting and catching up after gaps. ' +
-      '"cloudflare-workers": a Worker with a cron trigger that polls the bot\'s channels and answers mentions, keeping its cursors in KV (wrangler.toml). ' +
-      '"vercel": an api/poll.ts function run by a Vercel cron, cursors in Upstash Redis / Vercel KV. Each project has a README with exact steps. Get the bot\'s key from setup_axid_bot.',
+      '"cloudflare-workers": a Worker (wrangler.toml) and "vercel": an api/events.ts function, each an event subscription endpoint: Axid POSTs the bot\'s events to it (server at FEATURE_LEVEL=3); it answers the URL challenge, checks the Axid-Signature (constant time, 5-minute tolerance) and answers mentions at once. ' +
+      'Each project has a README with exact steps, including creating the subscription. Get the bot\'s key from setup_axid_bot.',
     inputSchema: {
       bot_name: z.string().trim().min(1).max(80).describe('The bot\'s name (as created with setup_axid_bot); used for the project and package names.'),
       target_runtime: z.enum(RUNTIMES).describe('Where the bot runs: "node", "cloudflare-workers" or "vercel".'),

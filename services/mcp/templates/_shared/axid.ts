@@ -1,16 +1,13 @@
-// Axid polling core for __AXID_BOT_NAME__: reads the bot's channels, answers
-// new mentions, and keeps one cursor per channel (the newest message seen) in
-// a small key-value store, so each run only looks at what is new.
-// Only web-standard APIs (fetch), so it runs on Workers, Vercel and Node 20+.
-
-export interface CursorStore {
-  get(key: string): Promise<string | null>;
-  put(key: string, value: string): Promise<void>;
-}
+// Axid event endpoint core for __AXID_BOT_NAME__: Axid POSTs the bot's events
+// here (an event subscription, docs/bots.md); this answers the URL challenge,
+// checks the Axid-Signature, and answers mentions. Only web-standard APIs
+// (fetch, Web Crypto), so it runs on Workers, Vercel and Node 20+.
 
 export interface AxidSettings {
   apiKey: string;
   baseUrl?: string | undefined;
+  /** The subscription's secret(s) (`axsec_...`), comma-separated during a rotation. */
+  signingSecret?: string | undefined;
 }
 
 export interface Message {
@@ -28,23 +25,6 @@ export interface User {
   id: string;
   name: string;
   display_name?: string | null;
-}
-
-interface Channel {
-  id: string;
-  name: string;
-  is_member?: boolean;
-}
-
-interface Cursor {
-  /** The newest message seen in the channel. */
-  id: string;
-  created_at: string;
-}
-
-export interface PollResult {
-  channels: number;
-  replied: string[];
 }
 
 /** Replace this with your bot's brain. Returns the reply text. */
@@ -118,78 +98,106 @@ export function mentions(message: Message, me: User): boolean {
   return names(me).some((name) => content.includes(`@${name.toLowerCase()}`));
 }
 
-async function myChannels(axid: Axid, me: User): Promise<Channel[]> {
-  const channels = await axid.listAll<Channel>('/channels');
-  const mine: Channel[] = [];
-  for (const channel of channels) {
-    if (typeof channel.is_member === 'boolean') {
-      if (channel.is_member) mine.push(channel);
-      continue;
-    }
-    const members = await axid.listAll<{ id?: string; user_id?: string }>(`/channels/${channel.id}/members`);
-    if (members.some((m) => (m.user_id ?? m.id) === me.id)) mine.push(channel);
+const BOT_NAME = "__AXID_BOT_NAME__";
+
+/** A receiver should refuse a signature older than this (contract: 5 minutes). */
+export const SIGNATURE_TOLERANCE_S = 300;
+
+const hexBytes = (hex: string) => {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
+};
+
+/**
+ * Checks `Axid-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`
+ * (one v1 per live secret during a rotation) against any of `secrets`.
+ * crypto.subtle.verify compares in constant time; `t` must be within the tolerance.
+ */
+export async function verifySignature(header: string | null, body: string, secrets: string[], now = Math.floor(Date.now() / 1000)): Promise<boolean> {
+  if (!header) return false;
+  const parts = header.split(',').map((p) => p.trim().split('='));
+  const t = Number(parts.find(([k]) => k === 't')?.[1]);
+  if (!Number.isInteger(t) || Math.abs(now - t) > SIGNATURE_TOLERANCE_S) return false;
+  const signatures = parts.filter(([k, v]) => k === 'v1' && typeof v === 'string' && /^[0-9a-f]{64}$/.test(v)).map(([, v]) => hexBytes(v as string));
+  const data = new TextEncoder().encode(`${t}.${body}`);
+  for (const secret of secrets) {
+    const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+    for (const signature of signatures) if (await crypto.subtle.verify('HMAC', key, signature, data)) return true;
   }
-  return mine;
+  return false;
 }
 
-/** Messages of a list (newest first) posted after the cursor, walking pages until it is reached. */
-async function newerThan(axid: Axid, path: string, cursor: Cursor, maxPages = 5): Promise<Message[]> {
-  const since = Date.parse(cursor.created_at);
-  const found: Message[] = [];
-  let next: string | null = null;
-  for (let page = 0; page < maxPages; page++) {
-    const sep = path.includes('?') ? '&' : '?';
-    const res: Envelope<Message[]> = await axid.request<Message[]>('GET', `${path}${sep}limit=50${next ? `&cursor=${encodeURIComponent(next)}` : ''}`);
-    for (const message of res.data) {
-      if (message.id === cursor.id || Date.parse(message.created_at) < since) return found;
-      found.push(message);
-    }
-    next = res.pagination?.has_more ? res.pagination.next_cursor : null;
-    if (!next) break;
-  }
-  return found;
+/** What Axid POSTs: one event (docs/bots.md). */
+export interface AxidDelivery {
+  id: string;
+  type: string;
+  created_at: string;
+  subscription_id: string;
+  data: { message?: Message } & Record<string, unknown>;
 }
 
-/** One polling run: answers every mention posted since the previous run. */
-export async function pollOnce(settings: AxidSettings, store: CursorStore): Promise<PollResult> {
+let me: User | null = null;
+/** Event ids handled by this instance: a retried delivery (same id) is answered once. */
+const seen = new Set<string>();
+const remember = (id: string) => {
+  seen.add(id);
+  if (seen.size > 1000) seen.delete(seen.values().next().value as string);
+};
+
+/** Answers a mention of the bot: in the thread when the mention was in one. */
+export async function handleDelivery(settings: AxidSettings, delivery: AxidDelivery): Promise<string | null> {
+  const message = delivery.data.message;
+  if (delivery.type !== 'message.created' || !message) return null;
   const axid = new Axid(settings);
-  const me = (await axid.request<User>('GET', '/users/me')).data;
-  const channels = await myChannels(axid, me);
-  const replied: string[] = [];
+  me ??= (await axid.request<User>('GET', '/users/me')).data;
+  if (message.author_id === me.id || !mentions(message, me)) return null;
+  const reply = await axid.request<Message>('POST', `/channels/${message.channel_id}/messages`, {
+    content: await answer(message, me),
+    ...(message.thread_id ? { thread_id: message.thread_id } : {}),
+  });
+  return reply.data.id;
+}
 
-  for (const channel of channels) {
-    const key = `cursor:${channel.id}`;
-    const saved = await store.get(key);
-    const newest = (await axid.request<Message[]>('GET', `/channels/${channel.id}/messages?limit=1`)).data[0];
-    if (!saved) {
-      // First run for this channel: start from now, answer nothing older.
-      if (newest) await store.put(key, JSON.stringify({ id: newest.id, created_at: newest.created_at } satisfies Cursor));
-      continue;
-    }
-    const cursor = JSON.parse(saved) as Cursor;
-    const fresh = await newerThan(axid, `/channels/${channel.id}/messages`, cursor);
-    // Thread replies are listed per thread: look into the threads that moved
-    // since the cursor among the recent top-level messages.
-    const recentRoots = (await axid.request<Message[]>('GET', `/channels/${channel.id}/messages?limit=50`)).data;
-    for (const root of recentRoots) {
-      if (root.thread && Date.parse(root.thread.last_reply_at) >= Date.parse(cursor.created_at)) {
-        fresh.push(...(await newerThan(axid, `/channels/${channel.id}/messages?thread_id=${root.id}`, cursor)));
-      }
-    }
-    fresh.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
-
-    let latest = cursor;
-    for (const message of fresh) {
-      if (Date.parse(message.created_at) >= Date.parse(latest.created_at)) latest = { id: message.id, created_at: message.created_at };
-      if (message.author_id === me.id || !mentions(message, me)) continue;
-      const reply = await axid.request<Message>('POST', `/channels/${channel.id}/messages`, {
-        content: await answer(message, me),
-        ...(message.thread_id ? { thread_id: message.thread_id } : {}),
-      });
-      replied.push(reply.data.id);
-      latest = { id: reply.data.id, created_at: reply.data.created_at };
-    }
-    if (latest !== cursor) await store.put(key, JSON.stringify(latest));
+/**
+ * The whole endpoint: `request` is what Axid POSTed. Answers the
+ * url_verification challenge (sent once, when the subscription is created,
+ * before its secret exists: so it is not signed), refuses anything not signed
+ * with the secret (401), and answers mentions. `defer` lets a platform finish
+ * the reply after the 200 (Workers: ctx.waitUntil); without it the reply is
+ * sent before answering (Axid waits up to 10 s, then retries the same event id).
+ */
+export async function handleEventRequest(request: Request, settings: AxidSettings, defer?: (work: Promise<unknown>) => void): Promise<Response> {
+  if (request.method !== 'POST') return new Response(`${BOT_NAME} answers Axid events here (POST).\n`);
+  const body = await request.text();
+  let event: { type?: unknown; challenge?: unknown } & Partial<AxidDelivery>;
+  try {
+    event = JSON.parse(body);
+  } catch {
+    return new Response('not JSON', { status: 400 });
   }
-  return { channels: channels.length, replied };
+  if (event.type === 'url_verification' && typeof event.challenge === 'string') {
+    return new Response(event.challenge, { headers: { 'content-type': 'text/plain' } });
+  }
+  const secrets = (settings.signingSecret ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (secrets.length === 0) return new Response('AXID_SIGNING_SECRET is not set', { status: 500 });
+  if (!(await verifySignature(request.headers.get('axid-signature'), body, secrets))) return new Response('bad signature', { status: 401 });
+  const delivery = event as AxidDelivery;
+  if (seen.has(delivery.id)) return new Response('already handled');
+  remember(delivery.id);
+  const work = handleDelivery(settings, delivery).catch((err: unknown) => {
+    seen.delete(delivery.id); // let Axid's retry try again
+    throw err;
+  });
+  if (defer) {
+    defer(work.catch((err: unknown) => console.error(`event ${delivery.id}: ${String(err)}`)));
+    return new Response('ok');
+  }
+  try {
+    const replied = await work;
+    return Response.json({ replied });
+  } catch (err) {
+    console.error(`event ${delivery.id}: ${String(err)}`);
+    return new Response('failed, retry', { status: 503 });
+  }
 }

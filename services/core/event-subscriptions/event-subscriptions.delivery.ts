@@ -1,0 +1,167 @@
+// Delivering events to subscriptions (contract §11; docs/bots.md). The worker
+// (services/worker/event-deliveries.ts) reads the event stream as a consumer
+// group, turns each entry into one job per subscription that may want it
+// (`deliveriesFor`), and runs each job through `deliver`: visibility decided
+// now, as the owner's stream would, a signed POST through the outbound guard,
+// the attempt logged, and the subscription disabled after 24 h of failures.
+import { isInternalEvent, recordEvents, streamReceives, type AxidEvent } from '../../../shared/events.js';
+import type { GroupEntry } from '../../../shared/stream-group-reader.js';
+import { entryTime } from '../../../shared/stream-reader.js';
+import type { Runtime } from '../../../shared/runtime.js';
+import { isMember } from '../channels/channels.store.js';
+import { DeliveryFailed, RefusedAddress, postJson, urlProblem } from './event-subscriptions.outbound.js';
+import { presentSubscription, type SubscriptionRow } from './event-subscriptions.presenter.js';
+import { signatureHeader } from './event-subscriptions.signature.js';
+import * as store from './event-subscriptions.store.js';
+
+/** One event for one subscription: a job of the delivery queue. */
+export interface DeliveryJob {
+  subscriptionId: string;
+  event: {
+    /** Stable across re-reads of the same entry: the outbox id (or, for ephemeral events, the stream and entry id). */
+    id: string;
+    type: AxidEvent['type'];
+    created_at: string;
+    to: AxidEvent['to'];
+    data: AxidEvent['data'];
+  };
+}
+
+/** The event id receivers deduplicate on. */
+export const eventIdOf = (entry: GroupEntry) => (entry.outboxId !== null ? `evt_${entry.outboxId}` : `evt_${entry.stream}_${entry.entryId.replace('-', '_')}`);
+
+/** Job ids make a second enqueue of the same delivery (an entry claimed again after a crash) a no-op. BullMQ refuses ':'. */
+export const deliveryJobId = (job: DeliveryJob) => `evd-${job.subscriptionId}-${job.event.id}`;
+
+/**
+ * The deliveries a batch of stream entries makes: for each event, the active
+ * subscriptions of its workspace that take its type and whose owner it may
+ * reach by its address. Channel membership is left to delivery time.
+ */
+export async function deliveriesFor(rt: Runtime, entries: GroupEntry[]): Promise<DeliveryJob[]> {
+  const wanted = entries.filter((e) => !isInternalEvent(e.event.type));
+  if (wanted.length === 0) return [];
+  const subs = await store.activeSubscriptionsOf(rt.db, [...new Set(wanted.map((e) => e.event.to.workspace_id))]);
+  if (subs.length === 0) return [];
+  const byWorkspace = new Map<string, typeof subs>();
+  for (const sub of subs) byWorkspace.set(sub.workspace_id, [...(byWorkspace.get(sub.workspace_id) ?? []), sub]);
+  const jobs: DeliveryJob[] = [];
+  for (const entry of wanted) {
+    const { event } = entry;
+    for (const sub of byWorkspace.get(event.to.workspace_id) ?? []) {
+      if (!sub.events.includes(event.type)) continue;
+      if (!streamReceives(event, { userId: sub.user_id, workspaceId: sub.workspace_id }, () => true)) continue;
+      jobs.push({
+        subscriptionId: sub.id,
+        event: { id: eventIdOf(entry), type: event.type, created_at: new Date(entryTime(entry.entryId)).toISOString(), to: event.to, data: event.data },
+      });
+    }
+  }
+  return jobs;
+}
+
+/** Whether the owner's stream would get the event now (the gateway's rule, membership from the database). */
+async function ownerSees(rt: Runtime, sub: SubscriptionRow, event: DeliveryJob['event']): Promise<boolean> {
+  const owner = { userId: sub.user_id, workspaceId: sub.workspace_id };
+  if (streamReceives(event, owner, () => false)) return true;
+  if (event.to.scope !== 'channel' || !streamReceives(event, owner, () => true)) return false;
+  return isMember(rt.db, event.to.channel_id, sub.user_id);
+}
+
+/**
+ * What became of an attempt: `delivered` (2xx), `retry` (failed, try again
+ * later), `refused` (a private address: logged, not retried), `gave_up` (the
+ * event failed for the whole retry window), `disabled` (the subscription
+ * failed for the whole window and was disabled now), `skipped` (nothing to
+ * send: the subscription is gone or disabled, or its owner may not see it).
+ */
+export type DeliveryOutcome = 'delivered' | 'retry' | 'refused' | 'gave_up' | 'disabled' | 'skipped';
+
+export interface AttemptResult {
+  outcome: DeliveryOutcome;
+  /** How long the POST took (absent when none was made). */
+  durationMs?: number;
+}
+
+/** The body a receiver gets: the event as on the stream, with its id and subscription. */
+export const deliveryBody = (job: DeliveryJob) =>
+  JSON.stringify({
+    id: job.event.id,
+    type: job.event.type,
+    created_at: job.event.created_at,
+    subscription_id: job.subscriptionId,
+    data: Object.assign({ type: job.event.type }, job.event.data, { type: job.event.type }),
+  });
+
+/** One attempt at one delivery (attempt 1, 2, ...). */
+export async function deliver(rt: Runtime, job: DeliveryJob, attempt: number): Promise<AttemptResult> {
+  const cfg = rt.config.eventDelivery;
+  const sub = await store.findDeliverable(rt.db, job.subscriptionId);
+  if (!sub || !(await ownerSees(rt, sub, job.event))) return { outcome: 'skipped' };
+
+  const body = deliveryBody(job);
+  const now = Date.now();
+  const secrets = [sub.secret];
+  if (sub.previous_secret && sub.previous_secret_until && sub.previous_secret_until.getTime() > now) secrets.push(sub.previous_secret);
+  const started = performance.now();
+  let statusCode: number | null = null;
+  let error: string | null = null;
+  let refused = false;
+  try {
+    // The switch may have been turned off since the subscription was made.
+    const problem = urlProblem(sub.url, cfg.allowPrivate);
+    if (problem) throw new RefusedAddress(`the url ${problem}`);
+    const answer = await postJson(new URL(sub.url), body, {
+      allowPrivate: cfg.allowPrivate,
+      timeoutMs: cfg.timeoutMs,
+      headers: { 'axid-event-id': job.event.id, 'axid-delivery-attempt': String(attempt), 'axid-signature': signatureHeader(secrets, body) },
+    });
+    statusCode = answer.status;
+    if (answer.status < 200 || answer.status >= 300) error = `the receiver answered ${answer.status}${answer.status >= 300 && answer.status < 400 ? ' (redirects are not followed)' : ''}`;
+  } catch (err) {
+    if (!(err instanceof RefusedAddress) && !(err instanceof DeliveryFailed)) throw err;
+    refused = err instanceof RefusedAddress;
+    error = err.message;
+  }
+  const durationMs = Math.round(performance.now() - started);
+  await store.logDelivery(rt.db, {
+    subscription_id: sub.id,
+    event_id: job.event.id,
+    event_type: job.event.type,
+    attempt,
+    status_code: statusCode,
+    error,
+    duration_ms: durationMs,
+  });
+  if (error === null) {
+    await store.markSucceeded(rt.db, sub.id);
+    return { outcome: 'delivered', durationMs };
+  }
+  if (refused) return { outcome: 'refused', durationMs };
+
+  const failingSince = await store.markFailed(rt.db, sub.id, new Date(job.event.created_at));
+  if (failingSince && Date.now() - failingSince.getTime() >= cfg.retryWindowMs) {
+    await disableSubscription(rt, sub.id);
+    return { outcome: 'disabled', durationMs };
+  }
+  if (Date.now() - Date.parse(job.event.created_at) >= cfg.retryWindowMs) return { outcome: 'gave_up', durationMs };
+  return { outcome: 'retry', durationMs };
+}
+
+/** Disables a subscription and tells its owner's stream (`event_subscription.disabled`), in one transaction. */
+async function disableSubscription(rt: Runtime, id: string): Promise<void> {
+  await rt.db.transaction(async (trx) => {
+    const row = await store.disable(trx, id);
+    if (!row) return; // another worker did
+    await recordEvents(rt, trx, [
+      {
+        type: 'event_subscription.disabled',
+        to: { scope: 'users', workspace_id: row.workspace_id, user_ids: [row.user_id] },
+        data: { subscription: presentSubscription(row) },
+      },
+    ]);
+  });
+}
+
+/** The wait before retry n (1, 2, ...): exponential from the base, capped. */
+export const retryDelay = (cfg: Runtime['config']['eventDelivery'], retry: number) => Math.min(cfg.retryMaxMs, cfg.retryBaseMs * 2 ** Math.max(0, retry - 1));
