@@ -113,11 +113,17 @@ class Window {
   errors5xx = 0;
   timeouts = 0;
   other = 0;
-  byAction = new Map<string, number>();
+  byAction = new Map<string, { n: number; bad: number; latency: Histogram }>();
   events = 0;
+  /** Postgres backends of the data set's database by what they were doing (sampled every second). */
+  waits = new Map<string, number>();
   record(action: string, ms: number, status: number) {
     this.requests++;
-    this.byAction.set(action, (this.byAction.get(action) ?? 0) + 1);
+    const a = this.byAction.get(action) ?? { n: 0, bad: 0, latency: new Histogram() };
+    a.n++;
+    if (status === -1 || status === 0 || status >= 500) a.bad++;
+    else a.latency.record(ms);
+    this.byAction.set(action, a);
     if (status === -1) this.timeouts++;
     else if (status >= 500 || status === 0) this.errors5xx++;
     else if (status >= 400) this.other++;
@@ -378,6 +384,10 @@ interface StepResult {
   postgresCpuPercent: number;
   loadgenCpuPercent: number;
   loadgenLoopDelayP99Ms: number;
+  /** Per action: requests, failed (5xx, timeouts), p99 ms. */
+  actions: Record<string, { n: number; bad: number; p99: number }>;
+  /** Postgres sessions of the database by state and wait event, summed over the window's 1-second samples. */
+  postgresWaits: Record<string, number>;
   healthy: boolean;
   broke: string[];
 }
@@ -472,7 +482,14 @@ async function main() {
       const cpu0 = { api: cpuMsOf(api.pid), gateway: cpuMsOf(gateway.pid), self: process.cpuUsage() };
       const pg0 = await pgMark(db);
       const t0 = Date.now();
-      await sleep(WINDOW_SECONDS * 1000);
+      while (Date.now() - t0 < WINDOW_SECONDS * 1000) {
+        await sleep(1000);
+        const { rows: activity } = await db.query<{ what: string; n: number }>(
+          `SELECT state || coalesce(' / ' || wait_event_type || ':' || wait_event, '') AS what, count(*)::int AS n
+             FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle' GROUP BY 1`,
+        );
+        for (const a of activity) window.waits.set(a.what, (window.waits.get(a.what) ?? 0) + a.n);
+      }
       const w = window;
       const seconds = (Date.now() - t0) / 1000;
       const pgUsed = await pgCost(db, pg0);
@@ -495,6 +512,8 @@ async function main() {
         postgresCpuPercent: pct(pgUsed.cpuMs),
         loadgenCpuPercent: pct((self.user + self.system) / 1000),
         loadgenLoopDelayP99Ms: loop.percentile(99) / 1e6,
+        actions: Object.fromEntries([...w.byAction].map(([k, v]) => [k, { n: v.n, bad: v.bad, p99: v.latency.percentile(99) }])),
+        postgresWaits: Object.fromEntries([...w.waits].sort((a, b) => b[1] - a[1])),
         healthy: true,
         broke: [],
       };
@@ -509,7 +528,12 @@ async function main() {
           `postgres ${r.postgresCpuPercent.toFixed(0)} %, load generator ${r.loadgenCpuPercent.toFixed(0)} % (loop delay p99 ${r.loadgenLoopDelayP99Ms.toFixed(0)} ms)` +
           (r.healthy ? '' : `: BROKE (${r.broke.join('; ')})`),
       );
-      if (!r.healthy) break;
+      if (!r.healthy) {
+        const worst = Object.entries(r.actions).sort((a, b) => b[1].bad - a[1].bad || b[1].p99 - a[1].p99).slice(0, 5);
+        log(`what broke: ${worst.map(([k, v]) => `${k} ${v.bad}/${v.n} failed, p99 ${v.p99.toFixed(0)} ms`).join('; ')}`);
+        log(`postgres sessions (state / wait, summed per second): ${JSON.stringify(r.postgresWaits)}`);
+        break;
+      }
     }
     const lastHealthy = results.filter((r) => r.healthy).at(-1)?.users ?? 0;
     const report = { ranAt: new Date(started).toISOString(), cores: os.availableParallelism(), database: DATABASE, thresholds: THRESHOLDS, steps: results, lastHealthyUsers: lastHealthy };

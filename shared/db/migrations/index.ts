@@ -11,6 +11,7 @@ import * as messageEdits from './021_message_edits.js';
 import * as streamingReplies from './022_streaming_replies.js';
 import * as eventSubscriptions from './050_event_subscriptions.js';
 import * as signIn from './060_sign_in.js';
+import * as outboxAutovacuum from './070_outbox_autovacuum.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '022_streaming_replies': streamingReplies,
   '050_event_subscriptions': eventSubscriptions,
   '060_sign_in': signIn,
+  '070_outbox_autovacuum': outboxAutovacuum,
 };
