@@ -388,6 +388,8 @@ interface StepResult {
   actions: Record<string, { n: number; bad: number; p99: number }>;
   /** Postgres sessions of the database by state and wait event, summed over the window's 1-second samples. */
   postgresWaits: Record<string, number>;
+  /** The machine's 1-minute load average at the window's end (other work shares these cores). */
+  loadAverage: number;
   healthy: boolean;
   broke: string[];
 }
@@ -514,6 +516,7 @@ async function main() {
         loadgenLoopDelayP99Ms: loop.percentile(99) / 1e6,
         actions: Object.fromEntries([...w.byAction].map(([k, v]) => [k, { n: v.n, bad: v.bad, p99: v.latency.percentile(99) }])),
         postgresWaits: Object.fromEntries([...w.waits].sort((a, b) => b[1] - a[1])),
+        loadAverage: os.loadavg()[0]!,
         healthy: true,
         broke: [],
       };
@@ -525,7 +528,7 @@ async function main() {
       log(
         `${target} users: ${r.rps.toFixed(1)} req/s, avg ${r.avgMs.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(0)} ms, 5xx ${r.errors5xx}, timeouts ${r.timeouts}, ` +
           `${r.eventsPerSecond.toFixed(0)} events/s; CPU api ${r.apiCpuPercent.toFixed(0)} %, gateway ${r.gatewayCpuPercent.toFixed(0)} %, ` +
-          `postgres ${r.postgresCpuPercent.toFixed(0)} %, load generator ${r.loadgenCpuPercent.toFixed(0)} % (loop delay p99 ${r.loadgenLoopDelayP99Ms.toFixed(0)} ms)` +
+          `postgres ${r.postgresCpuPercent.toFixed(0)} %, load generator ${r.loadgenCpuPercent.toFixed(0)} % (loop delay p99 ${r.loadgenLoopDelayP99Ms.toFixed(0)} ms); machine load ${r.loadAverage.toFixed(1)}` +
           (r.healthy ? '' : `: BROKE (${r.broke.join('; ')})`),
       );
       if (!r.healthy) {
@@ -540,11 +543,11 @@ async function main() {
     mkdirSync(path.join(repoRoot, 'bench-results'), { recursive: true });
     writeFileSync(path.join(repoRoot, 'bench-results/loadtest.json'), JSON.stringify(report, null, 2) + '\n');
     const lines = [
-      '| users | req/s | avg ms | p99 ms | 5xx | timeouts | events/s received | CPU % api,worker | CPU % gateway | CPU % postgres (this DB) | CPU % load generator | healthy |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+      '| users | req/s | avg ms | p99 ms | 5xx | timeouts | events/s received | CPU % api,worker | CPU % gateway | CPU % postgres (this DB) | CPU % load generator | load average | healthy |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
       ...results.map(
         (r) =>
-          `| ${r.users} | ${r.rps.toFixed(1)} | ${r.avgMs.toFixed(1)} | ${r.p99Ms.toFixed(0)} | ${r.errors5xx} | ${r.timeouts} | ${r.eventsPerSecond.toFixed(0)} | ${r.apiCpuPercent.toFixed(0)} | ${r.gatewayCpuPercent.toFixed(0)} | ${r.postgresCpuPercent.toFixed(0)} | ${r.loadgenCpuPercent.toFixed(0)} | ${r.healthy ? 'yes' : `no: ${r.broke.join('; ')}`} |`,
+          `| ${r.users} | ${r.rps.toFixed(1)} | ${r.avgMs.toFixed(1)} | ${r.p99Ms.toFixed(0)} | ${r.errors5xx} | ${r.timeouts} | ${r.eventsPerSecond.toFixed(0)} | ${r.apiCpuPercent.toFixed(0)} | ${r.gatewayCpuPercent.toFixed(0)} | ${r.postgresCpuPercent.toFixed(0)} | ${r.loadgenCpuPercent.toFixed(0)} | ${r.loadAverage.toFixed(1)} | ${r.healthy ? 'yes' : `no: ${r.broke.join('; ')}`} |`,
       ),
     ];
     process.stdout.write(`\n${lines.join('\n')}\n\nlast healthy: ${lastHealthy} users on ${report.cores} cores (everything on this machine)\n`);
