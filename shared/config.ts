@@ -4,6 +4,7 @@
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { DEFAULT_FEATURE_LEVEL, type FeatureLevel } from './feature-level.js';
+import { clusterUrl } from './redis.js';
 
 const ROLE_NAMES = ['api', 'gateway', 'worker'] as const;
 export type Role = (typeof ROLE_NAMES)[number];
@@ -106,6 +107,17 @@ const EnvSchema = z.object({
     }),
   DATABASE_READ_MAX_LAG_MS: positiveInt(5000),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
+  // A Redis Cluster instead of one node: its seed nodes (docs/architecture.md, "Hash tags").
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .optional()
+    .transform((s, ctx) => {
+      if (s === undefined) return undefined;
+      const nodes = s.split(',').map((x) => x.trim()).filter(Boolean);
+      for (const node of nodes) if (!/^[A-Za-z0-9_.-]+:\d{1,5}$/.test(node)) ctx.addIssue({ code: 'custom', message: `"${node}" is not host:port` });
+      if (nodes.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least one host:port' });
+      return nodes;
+    }),
   // Lets several stacks (or test runs) share one Redis.
   REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]{1,64}$/, 'must be 1 to 64 of A-Za-z0-9_:.-').default('axid:'),
   S3_ENDPOINT: z.url().optional(),
@@ -220,8 +232,11 @@ const ConfigSchema = EnvChecked.transform((e) => ({
   /** Read replicas; a replica lagging more than readMaxLagMs (or away) is skipped (shared/db/read-replicas.ts). */
   databaseReadUrls: e.DATABASE_READ_URL,
   readMaxLagMs: e.DATABASE_READ_MAX_LAG_MS,
-  redisUrl: e.REDIS_URL ?? 'redis://127.0.0.1:6379',
-  redisUrlIsDefault: e.REDIS_URL === undefined,
+  /** One node's URL, or with REDIS_CLUSTER_NODES a `redis-cluster://h:p,…` URL (shared/redis.ts createRedis). */
+  redisUrl: e.REDIS_CLUSTER_NODES ? clusterUrl(e.REDIS_CLUSTER_NODES) : (e.REDIS_URL ?? 'redis://127.0.0.1:6379'),
+  redisUrlIsDefault: e.REDIS_URL === undefined && e.REDIS_CLUSTER_NODES === undefined,
+  /** Whether Redis is a cluster (REDIS_CLUSTER_NODES). */
+  redisCluster: e.REDIS_CLUSTER_NODES !== undefined,
   redisKeyPrefix: e.REDIS_KEY_PREFIX,
   s3: {
     endpoint: e.S3_ENDPOINT,

@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
+import { clusterNodesOf } from './redis.js';
 
 export interface Dependencies {
   databaseUrl: string;
@@ -100,6 +101,9 @@ async function resolveDatabase(config: Config, log: Logger, stops: (() => Promis
 }
 
 async function redisAnswers(url: string, timeoutMs?: number): Promise<boolean> {
+  // A cluster answers when one of its seed nodes does (the client finds the rest).
+  const nodes = clusterNodesOf(url);
+  if (nodes) return (await Promise.all(nodes.map((n) => canConnect(n.host, n.port, timeoutMs)))).some(Boolean);
   const u = new URL(url);
   return canConnect(u.hostname, Number(u.port || 6379), timeoutMs);
 }

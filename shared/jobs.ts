@@ -27,8 +27,13 @@ export const JOB_NAMES = ['file.postprocess', 'webhook.render', 'messages.finish
 /** One queue for every job; the job name picks the handler. */
 export const QUEUE_NAME = 'jobs';
 
-/** BullMQ key prefix: under the stack's Redis prefix, so test runs never collide. */
-export const queuePrefix = (redisKeyPrefix: string) => keys(redisKeyPrefix).queue;
+/**
+ * BullMQ key prefix: under the stack's Redis prefix, so test runs never
+ * collide. On a Redis Cluster it is a hash tag (BullMQ's rule: its scripts
+ * touch several keys of a queue, which must share a slot).
+ */
+export const queuePrefix = (config: { redisKeyPrefix: string; redisCluster: boolean }) =>
+  config.redisCluster ? `{${keys(config.redisKeyPrefix).queue}}` : keys(config.redisKeyPrefix).queue;
 
 // BullMQ refuses custom ids that contain ':'.
 const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
@@ -72,7 +77,7 @@ function queueOf(rt: Runtime): Queue {
   if (!queue) {
     queue = new Queue(QUEUE_NAME, {
       connection: rt.redis,
-      prefix: queuePrefix(rt.config.redisKeyPrefix),
+      prefix: queuePrefix(rt.config),
       defaultJobOptions: DEFAULT_JOB_OPTIONS,
     });
     queue.on('error', (err) => rt.log.warn({ err: err.message }, 'job queue error'));

@@ -60,7 +60,7 @@ export async function startWorker(rt: Runtime, o: WorkerOptions) {
     },
     {
       connection,
-      prefix: queuePrefix(rt.config.redisKeyPrefix),
+      prefix: queuePrefix(rt.config),
       concurrency: o.concurrency ?? 4,
       // A job whose worker died (SIGKILL, OOM) is taken up again once its lock
       // lapses and a stalled check sees it: within about 15 s, not a minute.

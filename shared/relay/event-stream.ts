@@ -10,10 +10,32 @@
 // on shard 0. Each entry carries its outbox id (field `o`), so a relay can
 // tell which rows the streams already have, and the number of shards it went
 // to (`n`, when more than one).
+//
+// No acknowledged event lost to a failover: Redis replicates asynchronously,
+// so a primary may acknowledge an XADD and die before its replica has it.
+// After every publish, and after reading which rows the streams have, the
+// relay asks each primary it wrote to to WAIT (bounded: WAIT_MS) until one
+// replica has its writes, where the primary has a replica at all. Until then
+// publish (or the check) fails: the rows stay in the outbox, and the next
+// check publishes again whatever the streams (then on the promoted replica)
+// lack. A client tells a repeated event by its id (docs/realtime.md).
+//
+// On one node a batch is one MULTI; on a Redis Cluster one MULTI per shard
+// (each shard's keys share a slot: shared/event-bus.ts), sent together.
+import calculateSlot from 'cluster-key-slot';
+import type { Cluster, Redis as RedisNode } from 'ioredis';
 import { ACCESS_EVENT_TYPES, ACCESS_STREAM_MAXLEN } from '../events.js';
 import { STREAM_MAXLEN, shardsOf, type BusKeys } from '../event-bus.js';
-import type { Redis } from '../redis.js';
+import { isCluster, type Redis } from '../redis.js';
 import type { OutboxRow } from './outbox-table.js';
+
+/** The longest a publish waits for a replica to have it. */
+export const WAIT_MS = 500;
+/** How long a primary's count of replicas is trusted. */
+const REPLICAS_TTL_MS = 5000;
+
+/** A primary that has a replica has not passed our writes to it yet (within WAIT_MS). */
+export class NotReplicatedError extends Error {}
 
 export interface EventStream {
   /** Whether Redis is connected (publishing now would wait in ioredis's offline queue). */
@@ -25,6 +47,8 @@ export interface EventStream {
    * shard they go to has; also learns where the id sequence stands.
    */
   recentOutboxIds(count: number): Promise<number[]>;
+  /** Closes the stream's own connection, if it has one. */
+  close?(): void;
 }
 
 export interface EventStreamOptions {
@@ -70,14 +94,64 @@ export function redisEventStream(redis: Redis, o: EventStreamOptions): EventStre
   const ids = new IdSequence();
   /** `<shard>:<outbox id>` entries found by the last recentOutboxIds (a batch half applied is completed, not doubled). */
   let present = new Set<string>();
+  const replicas = new Map<RedisNode, { count: number; until: number }>();
 
   const trim = (): (string | number)[] => (o.retentionMs === null ? ['MAXLEN', '~', STREAM_MAXLEN] : ['MINID', '~', `${Date.now() - o.retentionMs}-0`]);
 
+  /** The connection to the primary that holds a key (the one our writes to it went through). */
+  function nodeOf(key: string): RedisNode | null {
+    if (!isCluster(redis)) return redis;
+    const [host, port] = ((redis as Cluster).slots[calculateSlot(key)]?.[0] ?? '').split(':');
+    return (redis as Cluster).nodes('master').find((n) => n.options.host === host && String(n.options.port) === port) ?? null;
+  }
+
+  async function replicaCount(node: RedisNode): Promise<number> {
+    const known = replicas.get(node);
+    if (known && known.until > Date.now()) return known.count;
+    const info = await node.info('replication');
+    const count = Number(/connected_slaves:(\d+)/.exec(info)?.[1] ?? 0);
+    replicas.set(node, { count, until: Date.now() + REPLICAS_TTL_MS });
+    return count;
+  }
+
+  /** Resolves once one replica of every primary holding `keys` has our writes; throws after WAIT_MS. */
+  async function replicated(keys: string[]): Promise<void> {
+    const nodes = new Set<RedisNode>();
+    for (const key of keys) {
+      const node = nodeOf(key);
+      if (!node) throw new NotReplicatedError(`no primary known for ${key}`);
+      nodes.add(node);
+    }
+    await Promise.all(
+      [...nodes].map(async (node) => {
+        if ((await replicaCount(node)) === 0) return;
+        const acked = Number(await node.call('WAIT', 1, WAIT_MS));
+        if (acked < 1) throw new NotReplicatedError(`no replica of ${node.options.host}:${node.options.port} confirmed the events within ${WAIT_MS} ms`);
+      }),
+    );
+  }
+
+  async function exec(multi: ReturnType<Redis['multi']>) {
+    const results = await multi.exec();
+    if (!results) throw new Error('the event stream transaction was aborted');
+    const failed = results.find(([err]) => err);
+    if (failed) throw failed[0];
+  }
+
   return {
     ready: () => redis.status === 'ready',
+    close: () => redis.disconnect(),
     async publish(rows) {
-      const multi = redis.multi();
       const limit = trim();
+      // One MULTI on one node; one per shard (and one for the access stream) on a cluster.
+      const one = isCluster(redis) ? null : redis.multi();
+      const perKey = new Map<string, ReturnType<Redis['multi']>>();
+      const multiFor = (key: string) => {
+        if (one) return one;
+        let multi = perKey.get(key);
+        if (!multi) perKey.set(key, (multi = redis.multi()));
+        return multi;
+      };
       for (const row of rows) {
         const outboxId = String(row.id);
         const targets = shards === 1 ? [0] : shardsOf(row.type, row.channelId, shards);
@@ -85,24 +159,21 @@ export function redisEventStream(redis: Redis, o: EventStreamOptions): EventStre
         for (const s of targets) {
           if (present.has(`${s}:${outboxId}`)) continue;
           const fields = targets.length > 1 ? ['e', row.event, 'o', outboxId, 'n', targets.length] : ['e', row.event, 'o', outboxId];
-          multi.xadd(bus.shards[s]!.events, ...limit, id, ...fields);
+          multiFor(bus.shards[s]!.events).xadd(bus.shards[s]!.events, ...limit, id, ...fields);
         }
-        if (ACCESS_EVENT_TYPES.has(row.type)) multi.xadd(accessStreamKey, 'MAXLEN', '~', ACCESS_STREAM_MAXLEN, '*', 'e', row.event, 'o', outboxId);
+        if (ACCESS_EVENT_TYPES.has(row.type)) multiFor(accessStreamKey).xadd(accessStreamKey, 'MAXLEN', '~', ACCESS_STREAM_MAXLEN, '*', 'e', row.event, 'o', outboxId);
       }
-      const results = await multi.exec();
-      if (!results) throw new Error('the event stream transaction was aborted');
-      const failed = results.find(([err]) => err);
-      if (failed) throw failed[0];
+      if (one) await exec(one);
+      else await Promise.all([...perKey.values()].map(exec));
+      await replicated(one ? [bus.shards[0]!.events] : [...perKey.keys()]);
     },
     async recentOutboxIds(count) {
-      const pipeline = redis.pipeline();
-      for (const shard of bus.shards) pipeline.xrevrange(shard.events, '+', '-', 'COUNT', count);
-      const results = (await pipeline.exec()) ?? [];
+      const tails = await Promise.all(bus.shards.map((shard) => redis.xrevrange(shard.events, '+', '-', 'COUNT', count)));
+      // What the streams have counts as published once a replica has it too.
+      await replicated(bus.shards.map((shard) => shard.events));
       const seen = new Map<number, { found: number; of: number }>();
       present = new Set();
-      results.forEach(([err, entries], s) => {
-        if (err) throw err;
-        const list = entries as [string, string[]][];
+      tails.forEach((list, s) => {
         if (list[0]) ids.after(list[0][0]);
         for (const [, fields] of list) {
           const f = fieldsOf(fields);

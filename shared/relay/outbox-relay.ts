@@ -17,7 +17,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { BusKeys } from '../event-bus.js';
-import type { Redis } from '../redis.js';
+import { createRedis, type Redis } from '../redis.js';
 import { SerialRun } from '../serial-run.js';
 import { redisEventStream, type EventStream } from './event-stream.js';
 import { AdvisoryLockLeadership, SoleLeadership, type Leadership } from './leadership.js';
@@ -92,6 +92,7 @@ export class OutboxRelay {
     ]);
     clearTimeout(timer);
     this.o.wakeups.close();
+    this.o.stream.close?.();
     await this.o.leadership.close();
   }
 
@@ -179,10 +180,13 @@ export interface RelayOptions {
 
 export function createOutboxRelay(o: RelayOptions): OutboxRelay {
   const leadership = o.sole ? new SoleLeadership(o.db) : new AdvisoryLockLeadership(o.databaseUrl);
+  // A connection of its own: a WAIT for a replica (event-stream.ts) blocks only the relay.
+  const publisher = createRedis(o.redisUrl, 'axid-relay');
+  publisher.on('error', (err: Error) => o.log.debug({ err: err.message }, 'relay redis connection error'));
   return new OutboxRelay({
     leadership,
     outbox: outboxTable((sql, params) => leadership.query(sql, params)),
-    stream: redisEventStream(o.redis, { bus: o.bus, accessStreamKey: o.accessStreamKey, retentionMs: o.retentionMs }),
+        stream: redisEventStream(publisher, { bus: o.bus, accessStreamKey: o.accessStreamKey, retentionMs: o.retentionMs }),
     wakeups: new RedisWakeups(o.redis, o.redisUrl, o.wakeChannel, o.log),
     log: o.log,
     metrics: o.metrics,

@@ -108,8 +108,7 @@ describe('GET /api/v1/stream: replay (level 3)', function () {
     expect(await resumedWith(old)).to.equal(false);
 
     // Redis loses the streams (a wipe: every key of the bus gone): a new epoch.
-    const bus = s.rt.bus.shards.flatMap((k) => [k.events, k.epoch]);
-    await s.rt.redis.del(...bus);
+    for (const key of s.rt.bus.shards.flatMap((k) => [k.events, k.epoch])) await s.rt.redis.del(key);
     await post(ws.owner, pub, 'after the wipe');
     const fresh = track(await openRaw(s.url, member.key, { headers: { 'Last-Event-ID': seen.id } }));
     expect(fresh.frames[0]!.data.resumed).to.equal(false);

@@ -15,6 +15,7 @@ import { expectError, expectOk } from '../support/expect.js';
 import { waitFor } from '../support/files.js';
 import { newWorkspace, stack, testEnv, uniqueName, type TestWorkspace } from '../support/stack.js';
 import { busEvents } from '../support/bus.js';
+import { redisKeys } from '../support/redis-keys.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'slack-incoming');
 
@@ -478,7 +479,7 @@ describe('webhook rate limits', function () {
     const statuses = [];
     for (let i = 0; i < 7; i++) statuses.push((await hooks(s).post(`/hooks/${randomUUID()}`, { content: 'probe' })).status);
     expect(statuses).to.deep.equal([404, 404, 404, 404, 404, 429, 429]);
-    const rateKeys = await s.rt.redis.keys(`${keys(s.rt.config.redisKeyPrefix).rateLimit}*`);
+    const rateKeys = await redisKeys(s.rt.redis, `${keys(s.rt.config.redisKeyPrefix).rateLimit}*`);
     expect(rateKeys.filter((k) => k.includes('hook:'))).to.have.length(2); // the two real hooks above
   });
 });

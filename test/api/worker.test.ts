@@ -21,7 +21,7 @@ describe('the worker', function () {
   before(async () => {
     env = testEnv({ ROLES: 'api' });
     s = await startStack(env.config, createLogger(env.config.logLevel));
-    queue = new Queue(QUEUE_NAME, { connection: s.rt.redis, prefix: queuePrefix(s.rt.config.redisKeyPrefix) });
+    queue = new Queue(QUEUE_NAME, { connection: s.rt.redis, prefix: queuePrefix(s.rt.config) });
   });
   beforeEach(async () => {
     await queue.obliterate({ force: true }); // no job of an earlier test is left

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../shared/embedded.js';
+import { clusterNodesOf } from '../../shared/redis.js';
 import type { TestEnv } from './stack.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -10,7 +11,13 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 /** The environment that points a process at a test run's database, Redis prefix and data folder. */
 export const processEnv = (env: TestEnv, extra: Record<string, string> = {}): Record<string, string> => ({
   DATABASE_URL: env.config.databaseUrl,
-  REDIS_URL: env.config.redisUrl,
+  // A test cluster (test/support/stack.ts): its nodes, and the stack's shards.
+  ...(env.config.redisCluster
+    ? {
+        REDIS_CLUSTER_NODES: clusterNodesOf(env.config.redisUrl)!.map((n) => `${n.host}:${n.port}`).join(','),
+        EVENT_SHARDS: String(env.config.eventShards),
+      }
+    : { REDIS_URL: env.config.redisUrl }),
   REDIS_KEY_PREFIX: env.config.redisKeyPrefix,
   DATA_DIR: env.dataDir,
   ...extra,

@@ -11,6 +11,7 @@ import { createLogger } from '../../shared/logger.js';
 import { startStack, type Stack } from '../../services/stack.js';
 import { createWorkspaceWithOwner } from '../../services/core/workspaces/workspaces.service.js';
 import { Client, serverLevels } from './client.js';
+import { LocalRedisCluster } from './redis-cluster.js';
 
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -23,6 +24,29 @@ export interface TestEnv {
 }
 
 /** A fresh database name, Redis prefix and data folder, and how to remove them. */
+/**
+ * With TEST_REDIS_CLUSTER=1 (test/processes/redis-cluster.test.ts runs some
+ * files so), the run starts a local Redis Cluster and every test stack uses
+ * it with EVENT_SHARDS=4 (TEST_EVENT_SHARDS).
+ */
+let cluster: Promise<LocalRedisCluster> | null = null;
+const clusterOverrides = (): Record<string, string> =>
+  clusterSeeds ? { REDIS_CLUSTER_NODES: clusterSeeds, EVENT_SHARDS: process.env.TEST_EVENT_SHARDS ?? '4' } : {};
+let clusterSeeds: string | null = null;
+
+export async function startTestCluster() {
+  if (process.env.TEST_REDIS_CLUSTER !== '1') return;
+  cluster ??= LocalRedisCluster.start();
+  clusterSeeds = (await cluster).seeds;
+}
+
+export async function stopTestCluster() {
+  const c = cluster;
+  cluster = null;
+  clusterSeeds = null;
+  await (await c)?.stop();
+}
+
 export function testEnv(overrides: Record<string, string> = {}): TestEnv {
   const id = `${process.pid}_${randomBytes(4).toString('hex')}`;
   const databaseName = `axid_test_${id}`;
@@ -40,6 +64,7 @@ export function testEnv(overrides: Record<string, string> = {}): TestEnv {
     // Cheap password hashes: the suite hashes hundreds (the default costs ~100 ms each).
     PASSWORD_SCRYPT_N: '4096',
     BOOTSTRAP_ADMIN_KEY: randomBytes(24).toString('base64url'),
+    ...clusterOverrides(),
     ...overrides,
   });
   return {
@@ -48,7 +73,8 @@ export function testEnv(overrides: Record<string, string> = {}): TestEnv {
     dataDir,
     async cleanup() {
       await dropDatabase(databaseName);
-      await deleteRedisKeys(prefix);
+      // A test cluster is removed whole at the end of the run.
+      if (!config.redisCluster) await deleteRedisKeys(prefix);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -88,6 +114,7 @@ export function stack(): Stack {
 }
 
 export async function startSharedStack() {
+  await startTestCluster();
   const env = testEnv();
   const s = await startStack(env.config, createLogger(env.config.logLevel));
   shared = { stack: s, env };
@@ -117,11 +144,13 @@ export async function stopSharedStack() {
     await s3.close();
     await env3.cleanup();
   }
-  if (!shared) return;
-  const { stack: s, env } = shared;
-  shared = null;
-  await s.close();
-  await env.cleanup();
+  if (shared) {
+    const { stack: s, env } = shared;
+    shared = null;
+    await s.close();
+    await env.cleanup();
+  }
+  await stopTestCluster();
 }
 
 export interface TestWorkspace {

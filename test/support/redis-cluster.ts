@@ -1,0 +1,138 @@
+// A local Redis Cluster for tests: six `redis-server --cluster-enabled yes`
+// on spare ports (three primaries, a replica each), joined with
+// `redis-cli --cluster create`, stopped and removed after. Never the shared Redis.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Cluster, Redis } from 'ioredis';
+import { freePort } from '../../shared/embedded.js';
+
+const exited = (child: ChildProcess) =>
+  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export class LocalRedisCluster {
+  private readonly dir = mkdtempSync(path.join(os.tmpdir(), 'axid-redis-cluster-'));
+  readonly nodes = new Map<number, ChildProcess>();
+  private constructor(readonly ports: number[]) {}
+
+  /** Starts six nodes and joins them into a cluster whose every slot is served. */
+  static async start(size = 6): Promise<LocalRedisCluster> {
+    const ports: number[] = [];
+    while (ports.length < size) {
+      const port = await freePort();
+      if (!ports.includes(port)) ports.push(port);
+    }
+    const c = new LocalRedisCluster(ports);
+    try {
+      for (const port of ports) c.startNode(port);
+      for (const port of ports) await until(`redis on ${port}`, () => c.ask(port, (r) => r.ping()).then((p) => p === 'PONG'));
+      await c.run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes']);
+      await c.healthy();
+    } catch (err) {
+      await c.stop();
+      throw err;
+    }
+    return c;
+  }
+
+  /** `host:port,...` for REDIS_CLUSTER_NODES. */
+  get seeds(): string {
+    return this.ports.map((p) => `127.0.0.1:${p}`).join(',');
+  }
+
+  private startNode(port: number) {
+    const nodeDir = mkdtempSync(path.join(this.dir, `n${port}-`));
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no', '--repl-diskless-sync-delay', '0', '--dir', nodeDir],
+      { stdio: 'ignore' },
+    );
+    this.nodes.set(port, child);
+  }
+
+  private async ask<T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T> {
+    const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    r.on('error', () => undefined);
+    try {
+      await r.connect();
+      return await fn(r);
+    } finally {
+      r.disconnect();
+    }
+  }
+
+  private run(cmd: string, args: string[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout!.on('data', (d) => (out += d));
+      child.stderr!.on('data', (d) => (out += d));
+      child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} failed (${code}):\n${out}`))));
+    });
+  }
+
+  /** Resolves once every live node says the cluster is ok and every replica is in sync with its primary. */
+  async healthy(timeoutMs = 30_000) {
+    await until(
+      'the cluster to be ok',
+      async () => {
+        for (const [port, child] of this.nodes) {
+          if (child.exitCode !== null || child.signalCode !== null) continue;
+          const info = await this.ask(port, (r) => r.cluster('INFO') as Promise<string>);
+          if (!/cluster_state:ok/.test(info)) return false;
+          const replication = await this.ask(port, (r) => r.info('replication'));
+          if (/role:master/.test(replication) && /slave\d+:.*state=(?!online)/.test(replication)) return false;
+          if (/role:slave/.test(replication) && !/master_link_status:up/.test(replication)) return false;
+        }
+        return true;
+      },
+      timeoutMs,
+    );
+  }
+
+  /** The port of the primary that serves a key now. */
+  async primaryOf(key: string): Promise<number> {
+    const client = new Cluster([{ host: '127.0.0.1', port: this.ports[0]! }], { lazyConnect: true });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      const slots = (await client.cluster('SLOTS')) as unknown as [number, number, [string, number, ...unknown[]], ...unknown[]][];
+      const { default: slotOf } = await import('cluster-key-slot');
+      const slot = slotOf(key);
+      const range = slots.find(([from, to]) => slot >= from && slot <= to);
+      if (!range) throw new Error(`no node serves slot ${slot}`);
+      return range[2][1];
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  /** SIGKILLs one node (a primary dies; its replica takes over after the node timeout). */
+  async kill(port: number) {
+    const child = this.nodes.get(port);
+    if (!child) return;
+    child.kill('SIGKILL');
+    await exited(child);
+  }
+
+  async stop() {
+    await Promise.all(
+      [...this.nodes.values()].map(async (child) => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+        await exited(child);
+      }),
+    );
+    this.nodes.clear();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
