@@ -48,7 +48,7 @@ export interface EventDeliveryOptions {
 
 export async function startEventDeliveries(rt: Runtime, o: EventDeliveryOptions) {
   const cfg = rt.config.eventDelivery;
-  const prefix = queuePrefix(rt.config.redisKeyPrefix);
+  const prefix = queuePrefix(rt.config);
   const slotKey = (subscriptionId: string) => `${rt.config.redisKeyPrefix}event-delivery-slots:${subscriptionId}`;
   // An attempt lasts at most timeoutMs; its slot lapses a while after, should its worker die.
   const slotTtlMs = cfg.timeoutMs * 2 + 5_000;

@@ -57,7 +57,7 @@ describe('event subscriptions (level 3)', function () {
 
   /** Resolves once the delivery queue holds nothing waiting, running or delayed. */
   async function deliveriesSettled() {
-    const queue = new Queue(DELIVERY_QUEUE, { connection: s.rt.redis, prefix: queuePrefix(s.rt.config.redisKeyPrefix) });
+    const queue = new Queue(DELIVERY_QUEUE, { connection: s.rt.redis, prefix: queuePrefix(s.rt.config) });
     try {
       await waitFor(async () => {
         const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
