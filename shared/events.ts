@@ -30,6 +30,7 @@ export const EVENT_TYPES = [
   'message.appended',
   // Level 3: to its owner, when a subscription failing for 24 h is disabled (docs/bots.md).
   'event_subscription.disabled',
+  'channel.read',
 ] as const;
 
 /** Internal events route work inside the stack and never reach clients. */

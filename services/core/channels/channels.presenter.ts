@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Timestamp, named } from '../../../shared/http/responses.js';
+import { readStateFields } from '../read-state/read-state.schemas.js';
 import { UserSchema, presentUser, type UserRow } from '../users/users.presenter.js';
 
 export interface ChannelRow {
@@ -30,6 +31,7 @@ export const ChannelSchema = named(
     team_id: z.string().nullable(),
     created_by: z.string().nullable(),
     created_at: Timestamp,
+    ...readStateFields,
   }),
 );
 

@@ -7,6 +7,7 @@ import { isUuid } from '../../../shared/ids.js';
 import { decodeCursor, pageOf, type PageQuery } from '../../../shared/http/envelope.js';
 import { presentUser } from '../users/users.presenter.js';
 import { findActiveUser } from '../users/users.store.js';
+import { withReadState } from '../read-state/read-state.js';
 import { requireReadable } from './channels.access.js';
 import { canAddMember, canRemoveMember, canSetDefault, canUpdateChannel } from './channels.policy.js';
 import { presentChannel, presentMember, type ChannelRow } from './channels.presenter.js';
@@ -30,12 +31,14 @@ export async function listChannels(rt: Runtime, actor: Actor, q: PageQuery) {
       limit: q.limit,
     }),
   );
-  return pageOf(rows, q.limit, presentChannel);
+  const page = pageOf(rows, q.limit, presentChannel);
+  return { ...page, items: await withReadState(rt, actor, page.items) };
 }
 
-export async function getChannel(db: Knex, actor: Actor, channelId: string) {
-  const { channel } = await requireReadable(db, actor, channelId);
-  return presentChannel(channel);
+export async function getChannel(rt: Runtime, actor: Actor, channelId: string) {
+  const { channel } = await requireReadable(rt.db, actor, channelId);
+  const [shown] = await withReadState(rt, actor, [presentChannel(channel)]);
+  return shown!;
 }
 
 export async function createChannel(rt: Runtime, actor: Actor, input: CreateChannelInput) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Timestamp, named } from '../../../shared/http/responses.js';
+import { readStateFields } from '../read-state/read-state.schemas.js';
 import type { ChannelRow } from '../channels/channels.presenter.js';
 
 export const ConversationSchema = named(
@@ -9,6 +10,7 @@ export const ConversationSchema = named(
     kind: z.enum(['dm', 'group_dm']),
     member_ids: z.array(z.string()).describe('Every member, the caller included'),
     created_at: Timestamp,
+    ...readStateFields,
   }),
 );
 

@@ -5,6 +5,7 @@ import { invalid, notFound } from '../../../shared/errors.js';
 import { recordEvents } from '../../../shared/events.js';
 import { decodeCursor, pageOf, type PageQuery } from '../../../shared/http/envelope.js';
 import { requireReadable } from '../channels/channels.access.js';
+import { withReadState } from '../read-state/read-state.js';
 import * as memberships from '../channels/channels.store.js';
 import { presentConversation } from './dms.presenter.js';
 import { MAX_OTHER_MEMBERS } from './dms.schemas.js';
@@ -19,12 +20,14 @@ export async function listConversations(rt: Runtime, actor: Actor, q: PageQuery)
       limit: q.limit,
     }),
   );
-  return pageOf(rows, q.limit, presentConversation);
+  const page = pageOf(rows, q.limit, presentConversation);
+  return { ...page, items: await withReadState(rt, actor, page.items) };
 }
 
-export async function getConversation(db: Knex, actor: Actor, conversationId: string) {
-  const { channel } = await requireReadable(db, actor, conversationId, 'conversation');
-  return presentConversation(channel);
+export async function getConversation(rt: Runtime, actor: Actor, conversationId: string) {
+  const { channel } = await requireReadable(rt.db, actor, conversationId, 'conversation');
+  const [shown] = await withReadState(rt, actor, [presentConversation(channel)]);
+  return shown!;
 }
 
 /**

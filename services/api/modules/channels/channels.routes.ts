@@ -4,6 +4,8 @@ import { ChannelMemberSchema, ChannelSchema } from '../../../core/channels/chann
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { AddMemberBody, ChannelParams, CreateChannelBody, ListQuery, MemberParams, UpdateChannelBody } from '../../../core/channels/channels.schemas.js';
 import * as channels from '../../../core/channels/channels.service.js';
+import { markRead } from '../../../core/read-state/read-state.js';
+import { ReadBody } from '../../../core/read-state/read-state.schemas.js';
 
 export function channelRoutes(routes: RouteTable) {
   const tag = 'Channels';
@@ -16,11 +18,26 @@ export function channelRoutes(routes: RouteTable) {
       async ({ rt, actor, body }) => ok(await channels.createChannel(rt, actor, body)),
     )
     .add({ method: 'get', path: '/channels/{channel_id}', summary: 'Channel details', tag, params: ChannelParams, response: dataOf(ChannelSchema) }, async ({ rt, actor, params }) =>
-      ok(await channels.getChannel(rt.db, actor, params.channel_id)),
+      ok(await channels.getChannel(rt, actor, params.channel_id)),
     )
     .add(
       { method: 'patch', path: '/channels/{channel_id}', summary: 'Update name or description', tag, params: ChannelParams, body: UpdateChannelBody, response: dataOf(ChannelSchema), errors: ['forbidden', 'name_taken'] },
       async ({ rt, actor, params, body }) => ok(await channels.updateChannel(rt, actor, params.channel_id, body)),
+    )
+    .add(
+      {
+        method: 'post',
+        path: '/channels/{channel_id}/read',
+        summary: 'Record that the caller has read up to a message (it never moves back); channel.read to their own streams',
+        tag,
+        since: 3,
+        params: ChannelParams,
+        body: ReadBody,
+        errors: ['forbidden', 'not_found'],
+      },
+      async ({ rt, actor, params, body }) => {
+        await markRead(rt, actor, params.channel_id, body.message_id, 'channel');
+      },
     )
     .add(
       { method: 'get', path: '/channels/{channel_id}/members', summary: 'List channel members', tag, params: ChannelParams, query: ListQuery, response: listOf(ChannelMemberSchema) },

@@ -5,6 +5,8 @@ import { ConversationSchema } from '../../../core/dms/dms.presenter.js';
 import { messageRoutes } from '../messages/messages.routes.js';
 import { ConversationParams, ListQuery, OpenConversationBody } from '../../../core/dms/dms.schemas.js';
 import * as dms from '../../../core/dms/dms.service.js';
+import { markRead } from '../../../core/read-state/read-state.js';
+import { ReadBody } from '../../../core/read-state/read-state.schemas.js';
 
 export function dmRoutes(routes: RouteTable) {
   const tag = 'Direct messages';
@@ -30,7 +32,22 @@ export function dmRoutes(routes: RouteTable) {
       },
     )
     .add({ method: 'get', path: '/dms/{conversation_id}', summary: 'Conversation details', tag, params: ConversationParams, response: dataOf(ConversationSchema) }, async ({ rt, actor, params }) =>
-      ok(await dms.getConversation(rt.db, actor, params.conversation_id)),
+      ok(await dms.getConversation(rt, actor, params.conversation_id)),
+    )
+    .add(
+      {
+        method: 'post',
+        path: '/dms/{conversation_id}/read',
+        summary: 'Record that the caller has read up to a message (it never moves back); channel.read to their own streams',
+        tag,
+        since: 3,
+        params: ConversationParams,
+        body: ReadBody,
+        errors: ['not_found'],
+      },
+      async ({ rt, actor, params, body }) => {
+        await markRead(rt, actor, params.conversation_id, body.message_id, 'conversation');
+      },
     );
   messageRoutes(routes, { base: '/dms/{conversation_id}', param: 'conversation_id', kind: 'conversation', tag, typing: true });
 }

@@ -476,6 +476,26 @@ export interface paths {
         patch: operations["patchApiV1ChannelsChannelId"];
         trace?: never;
     };
+    "/api/v1/channels/{channel_id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that the caller has read up to a message (it never moves back); channel.read to their own streams
+         * @description Record that the caller has read up to a message (it never moves back); channel.read to their own streams. Needs an API key. Answers 204 with no body.
+         */
+        post: operations["postApiV1ChannelsChannelIdRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{channel_id}/members": {
         parameters: {
             query?: never;
@@ -730,6 +750,26 @@ export interface paths {
         get: operations["getApiV1DmsConversationId"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dms/{conversation_id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that the caller has read up to a message (it never moves back); channel.read to their own streams
+         * @description Record that the caller has read up to a message (it never moves back); channel.read to their own streams. Needs an API key. Answers 204 with no body.
+         */
+        post: operations["postApiV1DmsConversationIdRead"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1180,6 +1220,12 @@ export interface components {
             created_by: string | null;
             /** Format: date-time */
             created_at: string;
+            /** @description The last message the caller has read (feature level 3); null before any */
+            last_read_message_id?: string | null;
+            /** @description Top-level messages by others after it, counted up to 1000 (feature level 3) */
+            unread_count?: number;
+            /** @description Of those, the ones that mention the caller (feature level 3) */
+            mention_count?: number;
         };
         ChannelList: {
             data: components["schemas"]["Channel"][];
@@ -1224,6 +1270,12 @@ export interface components {
             member_ids: string[];
             /** Format: date-time */
             created_at: string;
+            /** @description The last message the caller has read (feature level 3); null before any */
+            last_read_message_id?: string | null;
+            /** @description Top-level messages by others after it, counted up to 1000 (feature level 3) */
+            unread_count?: number;
+            /** @description Of those, the ones that mention the caller (feature level 3) */
+            mention_count?: number;
         };
         ConversationList: {
             data: components["schemas"]["Conversation"][];
@@ -2884,6 +2936,44 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    postApiV1ChannelsChannelIdRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getApiV1ChannelsChannelIdMembers: {
         parameters: {
             query?: {
@@ -3550,6 +3640,43 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1DmsConversationIdRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
