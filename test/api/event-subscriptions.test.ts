@@ -287,6 +287,13 @@ describe('event subscriptions (level 3)', function () {
       ]);
       expect(log[1].error).to.be.a('string').and.include('500');
       expect(expectOk(await bot.client.get(`/api/v1/event-subscriptions/${sub.id}`)).data.status).to.equal('active');
+      // The worker's metrics: attempts by outcome, their time, the queue's depth.
+      const metrics = await (await fetch(`${s.url}/metrics`)).text();
+      const value = (name: string) => Number(metrics.split('\n').find((l) => l.startsWith(name))?.split(' ').at(-1) ?? NaN);
+      expect(value('axid_event_deliveries_total{outcome="retry"}')).to.be.at.least(3);
+      expect(value('axid_event_deliveries_total{outcome="delivered"}')).to.be.at.least(1);
+      expect(value('axid_event_delivery_attempt_seconds_count')).to.be.at.least(4);
+      expect(metrics).to.match(/^axid_event_delivery_queue_depth\{state="delayed"\} \d+$/m);
     });
 
     it('a receiver that never answers does not hold up another subscription, and holds at most EVENT_DELIVERY_PER_SUBSCRIPTION attempts', async () => {
