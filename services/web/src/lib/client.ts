@@ -37,6 +37,7 @@ export class AxidClient {
   private sync: Sync;
   private seenInit = false;
   private lastTypingSent = 0;
+  private readSent = new Map<string, string>();
 
   constructor(private readonly env: ClientEnv) {
     this.store = new Store(env.storage);
@@ -52,6 +53,17 @@ export class AxidClient {
       },
       onUnauthorized: (code, message) => this.signedOut(code, message),
     });
+    // At level 3 reading is told to the server, so other tabs and devices follow (channel.read).
+    this.store.onRead = (conversationId, newestId) => {
+      if (this.store.level < 3 || this.readSent.get(conversationId) === newestId) return;
+      this.readSent.set(conversationId, newestId);
+      const path = { channel_id: conversationId, conversation_id: conversationId };
+      const body = { message_id: newestId };
+      void (this.isDm(conversationId)
+        ? this.api.POST('/api/v1/dms/{conversation_id}/read', { params: { path }, body })
+        : this.api.POST('/api/v1/channels/{channel_id}/read', { params: { path }, body })
+      ).catch(() => this.readSent.delete(conversationId));
+    };
     this.sync = new Sync(
       this.store,
       (key, cursor) => this.fetchPage(key, cursor, PAGE),
@@ -127,6 +139,7 @@ export class AxidClient {
     s.setUsers(users);
     s.setChannels(channels);
     s.dms = new Map(dms.map((d) => [d.id, d]));
+    s.setServerReadState([...channels, ...dms]);
     await this.loadMemberships(channels);
     s.changed();
     this.startStream();
@@ -151,7 +164,8 @@ export class AxidClient {
         const p = await this.fetchPage(id, null, PAGE).catch(() => null);
         if (!p) return;
         this.store.addPage(id, p.data, p.pagination, false);
-        if (id !== this.openConversation) this.store.countUnread(id, p.data);
+        // At level 3 the server counted (setServerReadState); below, this browser's own record does.
+        if (id !== this.openConversation && this.store.level < 3) this.store.countUnread(id, p.data);
       }),
     );
     this.store.changed();
@@ -205,6 +219,7 @@ export class AxidClient {
     ]).catch(() => [null, null]);
     if (channels) this.store.setChannels(channels);
     if (dms) this.store.dms = new Map(dms.map((d) => [d.id, d]));
+    this.store.setServerReadState([...(channels ?? []), ...(dms ?? [])]);
     this.store.changed();
   }
 

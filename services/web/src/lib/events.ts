@@ -52,6 +52,9 @@ export function applyEvent(store: Store, type: string, data: Record<string, unkn
       if (data.user) store.users.set((data.user as User).id, data.user as User);
       if (store.me && (data.user as User | undefined)?.id === store.me.id) store.me = data.user as User;
       break;
+    case 'channel.read':
+      store.readElsewhere(data.channel_id as string, data.last_read_message_id as string);
+      break;
     case 'presence.updated':
       store.presence.set(data.user_id as string, data.status === 'online' ? 'online' : 'offline');
       break;

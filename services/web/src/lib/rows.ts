@@ -35,18 +35,21 @@ export function buildRows(
   let prev: ShownMessage | null = null;
   let lineDrawn = !unread || (!unread.afterId && !unread.afterTime);
   let passedRead = !unread?.afterId;
+  let afterLine = false;
   for (const m of messages) {
     if (!lineDrawn && m.state === 'sent' && m.author_id !== unread!.me && (unread!.afterId ? passedRead : m.created_at > unread!.afterTime!)) {
       rows.push({ kind: 'unread', key: 'unread-line' });
       lineDrawn = true;
+      afterLine = true; // the first unread message shows its author again
     }
     if (unread?.afterId && m.id === unread.afterId) passedRead = true;
     const day = dayOf(m.created_at);
     const newDay = !prev || dayOf(prev.created_at) !== day;
     if (newDay) rows.push({ kind: 'day', key: `day:${day}`, label: dayLabel(m.created_at) });
     const grouped =
-      !newDay && prev !== null && senderOf(prev) === senderOf(m) && !m.metadata && Date.parse(m.created_at) - Date.parse(prev.created_at) < GROUP_MS;
+      !newDay && !afterLine && prev !== null && senderOf(prev) === senderOf(m) && !m.metadata && Date.parse(m.created_at) - Date.parse(prev.created_at) < GROUP_MS;
     rows.push({ kind: 'message', key: m.key, message: m, grouped });
+    afterLine = false;
     prev = m;
   }
   return rows;

@@ -47,6 +47,10 @@ export class Store {
   unread = new Map<string, Set<string>>();
   /** The unread messages that mention me, per conversation (a subset of `unread`). */
   mentions = new Map<string, Set<string>>();
+  /** Feature level 3: the server's unread and mention counts at load (lists carry them); live ones add to them. */
+  serverUnread = new Map<string, { unread: number; mentions: number }>();
+  /** Called when a conversation is read here (client.ts tells the server at level 3). */
+  onRead: ((conversationId: string, newestId: string) => void) | null = null;
   /** Who has a stream open (feature level 3: init.presence and presence.updated). */
   presence = new Map<string, 'online' | 'offline'>();
   typing = new Map<string, Map<string, number>>();
@@ -367,25 +371,60 @@ export class Store {
   }
 
   unreadCount(conversationId: string) {
-    return this.unread.get(conversationId)?.size ?? 0;
+    return (this.serverUnread.get(conversationId)?.unread ?? 0) + (this.unread.get(conversationId)?.size ?? 0);
   }
 
   mentionCount(conversationId: string) {
-    return this.mentions.get(conversationId)?.size ?? 0;
+    return (this.serverUnread.get(conversationId)?.mentions ?? 0) + (this.mentions.get(conversationId)?.size ?? 0);
   }
 
   /** Unread messages in every conversation (the tab title's count). */
   totalUnread() {
     let n = 0;
-    for (const set of this.unread.values()) n += set.size;
+    for (const id of new Set([...this.unread.keys(), ...this.serverUnread.keys()])) n += this.unreadCount(id);
     return n;
   }
 
+  /** Level 3: the read state the server sent with channel and DM objects (none at level 2). */
+  setServerReadState(objects: { id: string; unread_count?: number; mention_count?: number }[]) {
+    for (const o of objects) {
+      if (o.unread_count === undefined) continue;
+      // What the server counted replaces what this tab counted for the same messages.
+      this.unread.delete(o.id);
+      this.mentions.delete(o.id);
+      if (o.unread_count || o.mention_count) this.serverUnread.set(o.id, { unread: o.unread_count, mentions: o.mention_count ?? 0 });
+      else this.serverUnread.delete(o.id);
+    }
+  }
+
+  /** Another tab or device read up to `messageId` (event channel.read): what is not newer is read here too. */
+  readElsewhere(conversationId: string, messageId: string) {
+    const c = (this.channels.get(conversationId) ?? this.dms.get(conversationId)) as { last_read_message_id?: string | null } | undefined;
+    if (c) c.last_read_message_id = messageId;
+    const mark = this.messages.get(messageId);
+    this.serverUnread.delete(conversationId);
+    if (!mark) {
+      this.unread.delete(conversationId);
+      this.mentions.delete(conversationId);
+      return;
+    }
+    for (const set of [this.unread.get(conversationId), this.mentions.get(conversationId)]) {
+      for (const id of set ?? []) {
+        const m = this.messages.get(id);
+        if (!m || !before(mark, m)) set!.delete(id);
+      }
+    }
+  }
+
   markRead(conversationId: string) {
-    const newest = this.list(conversationId).at(-1)?.created_at ?? new Date(this.now()).toISOString();
+    const sent = this.list(conversationId).filter((m) => m.state === 'sent');
+    const newest = sent.at(-1)?.created_at ?? new Date(this.now()).toISOString();
     if (newest > this.lastReadAt(conversationId)) this.storage?.setItem(`lastRead:${conversationId}`, newest);
     this.unread.delete(conversationId);
     this.mentions.delete(conversationId);
+    this.serverUnread.delete(conversationId);
+    const last = sent.at(-1);
+    if (last) this.onRead?.(conversationId, last.id);
   }
 
   markStale(exceptKeys: Set<string>) {

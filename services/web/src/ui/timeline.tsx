@@ -28,7 +28,11 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
   const last = rows.at(-1)?.key ?? null;
   useLayoutEffect(() => {
     if (!rows.length) return;
-    if (atBottom.current || lastKey.current === null) list.current?.scrollToIndex(rows.length - 1, { align: 'end' });
+    if (atBottom.current || lastKey.current === null) {
+      list.current?.scrollToIndex(rows.length - 1, { align: 'end' });
+      // The end is on screen: what arrived is read (at level 3 the server hears of it, once per newest message).
+      if (!inThread) store.markRead(conversationId);
+    }
     else if (last !== lastKey.current && !prepending) setNewCount((n) => n + 1);
     lastKey.current = last;
   }, [last, rows.length]);
