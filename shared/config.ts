@@ -233,7 +233,7 @@ const ConfigSchema = EnvChecked.transform((e) => ({
   databaseReadUrls: e.DATABASE_READ_URL,
   readMaxLagMs: e.DATABASE_READ_MAX_LAG_MS,
   /** One node's URL, or with REDIS_CLUSTER_NODES a `redis-cluster://h:p,…` URL (shared/redis.ts createRedis). */
-  redisUrl: e.REDIS_CLUSTER_NODES ? clusterUrl(e.REDIS_CLUSTER_NODES) : (e.REDIS_URL ?? 'redis://127.0.0.1:6379'),
+  redisUrl: e.REDIS_CLUSTER_NODES ? clusterUrl(e.REDIS_CLUSTER_NODES, e.REDIS_URL) : (e.REDIS_URL ?? 'redis://127.0.0.1:6379'),
   redisUrlIsDefault: e.REDIS_URL === undefined && e.REDIS_CLUSTER_NODES === undefined,
   /** Whether Redis is a cluster (REDIS_CLUSTER_NODES). */
   redisCluster: e.REDIS_CLUSTER_NODES !== undefined,

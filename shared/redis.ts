@@ -6,22 +6,43 @@ export type RedisClient = Redis;
 
 /**
  * REDIS_CLUSTER_NODES becomes this URL in the config (shared/config.ts), so
- * that a Redis address stays one string everywhere it is handed on.
+ * that a Redis address stays one string everywhere it is handed on. The
+ * credentials and TLS (`rediss://`) of REDIS_URL, when set beside it, apply
+ * to every node: `redis-cluster://[user:pass@]h:p,…` or `rediss-cluster://…`.
  */
-const CLUSTER_SCHEME = 'redis-cluster://';
+const CLUSTER_URL = /^(rediss?)-cluster:\/\/(?:([^@]*)@)?(.+)$/;
 
-export const clusterUrl = (nodes: string[]) => `${CLUSTER_SCHEME}${nodes.join(',')}`;
+export function clusterUrl(nodes: string[], credentialsFrom?: string): string {
+  const from = credentialsFrom ? new URL(credentialsFrom) : null;
+  const auth = from && (from.username || from.password) ? `${from.username || 'default'}:${from.password}@` : '';
+  return `${from?.protocol === 'rediss:' ? 'rediss' : 'redis'}-cluster://${auth}${nodes.join(',')}`;
+}
 
-/** The seed nodes of a cluster URL; null for a one-node `redis://` URL. */
-export function clusterNodesOf(url: string): { host: string; port: number }[] | null {
-  if (!url.startsWith(CLUSTER_SCHEME)) return null;
-  return url
-    .slice(CLUSTER_SCHEME.length)
-    .split(',')
-    .map((node) => {
+export interface ClusterTarget {
+  nodes: { host: string; port: number }[];
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+/** The seed nodes (and credentials) of a cluster URL; null for a one-node `redis://` URL. */
+export function clusterNodesOf(url: string): ClusterTarget['nodes'] | null {
+  return clusterTargetOf(url)?.nodes ?? null;
+}
+
+export function clusterTargetOf(url: string): ClusterTarget | null {
+  const m = CLUSTER_URL.exec(url);
+  if (!m) return null;
+  const [user, pass] = (m[2] ?? '').split(':');
+  return {
+    tls: m[1] === 'rediss',
+    ...(user ? { username: decodeURIComponent(user) } : {}),
+    ...(pass ? { password: decodeURIComponent(pass) } : {}),
+    nodes: m[3]!.split(',').map((node) => {
       const i = node.lastIndexOf(':');
       return { host: node.slice(0, i), port: Number(node.slice(i + 1)) };
-    });
+    }),
+  };
 }
 
 export const isCluster = (redis: Redis): redis is Cluster => redis instanceof Cluster;
@@ -40,12 +61,20 @@ export function createRedis(url: string, name: string, o: { autoPipelining?: boo
     maxRetriesPerRequest: null,
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 2000),
   };
-  const nodes = clusterNodesOf(url);
-  if (nodes) {
+  const target = clusterTargetOf(url);
+  if (target) {
     // Every command goes to the primary holding its key's slot; MOVED and
     // ASK (a failover, a resharding) are followed by refreshing the slots.
-    return new Cluster(nodes, {
-      redisOptions: options,
+    return new Cluster(target.nodes, {
+      redisOptions: {
+        ...options,
+        ...(target.username ? { username: target.username } : {}),
+        ...(target.password ? { password: target.password } : {}),
+        ...(target.tls ? { tls: {} } : {}),
+      },
+      // Managed clusters announce nodes by address behind TLS certificates
+      // for their names: connect to what they announce as they announce it.
+      ...(target.tls ? { dnsLookup: (address: string, callback: (err: Error | null, address: string) => void) => callback(null, address) } : {}),
       enableAutoPipelining: o.autoPipelining ?? false,
       clusterRetryStrategy: (attempt) => Math.min(100 * 2 ** attempt, 2000),
       scaleReads: 'master',

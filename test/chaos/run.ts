@@ -124,7 +124,7 @@ interface Connection {
   delivered: Map<string, number>;
 }
 
-/** message.created entries seen on the Redis event stream: entry id → message id (read before the wipe and at the end). */
+/** message.created entries seen on the event bus (one shard: `{axid:bus:0}`, shared/event-bus.ts): entry id → message id (read before the wipe and at the end). */
 const streamEntries = new Map<string, string>();
 
 async function readEventStream(url: string) {
@@ -132,7 +132,7 @@ async function readEventStream(url: string) {
   try {
     let start = '-';
     for (;;) {
-      const batch = (await r.xrange('axid:events', start, '+', 'COUNT', 1000)) as [string, string[]][];
+      const batch = (await r.xrange('{axid:bus:0}', start, '+', 'COUNT', 1000)) as [string, string[]][];
       for (const [id, fields] of batch) {
         const event = JSON.parse(fields[1]!) as { type: string; data: { message?: { id: string } } };
         if (event.type === 'message.created' && event.data.message) streamEntries.set(id, event.data.message.id);

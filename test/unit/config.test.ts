@@ -1,6 +1,7 @@
 // The one configuration loader (shared/config.ts): no I/O.
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../shared/config.js';
+import { clusterTargetOf } from '../../shared/redis.js';
 
 function configError(env: Record<string, string>): string {
   try {
@@ -109,5 +110,25 @@ describe('configuration: TRUSTED_PROXIES and dependency bounds', () => {
     expect(loadConfig({})).to.include({ dbStatementTimeoutMs: 5000, redisCommandTimeoutMs: 2000 });
     expect(loadConfig({ DB_STATEMENT_TIMEOUT_MS: '800', REDIS_COMMAND_TIMEOUT_MS: '300' })).to.include({ dbStatementTimeoutMs: 800, redisCommandTimeoutMs: 300 });
     expect(configError({ DB_STATEMENT_TIMEOUT_MS: '0' })).to.match(/DB_STATEMENT_TIMEOUT_MS/);
+  });
+});
+
+describe('configuration: Redis Cluster, event bus, presence', () => {
+  it('turns REDIS_CLUSTER_NODES into a cluster address, with the credentials and TLS of REDIS_URL', () => {
+    const plain = loadConfig({ REDIS_CLUSTER_NODES: 'a.internal:7000, b.internal:7001' });
+    expect(plain.redisCluster).to.equal(true);
+    expect(plain.redisUrlIsDefault).to.equal(false);
+    expect(clusterTargetOf(plain.redisUrl)).to.deep.equal({ tls: false, nodes: [{ host: 'a.internal', port: 7000 }, { host: 'b.internal', port: 7001 }] });
+    const managed = loadConfig({ REDIS_CLUSTER_NODES: 'c.cache.example:6379', REDIS_URL: 'rediss://:s%40cret@c.cache.example:6379' });
+    expect(clusterTargetOf(managed.redisUrl)).to.deep.equal({ tls: true, username: 'default', password: 's@cret', nodes: [{ host: 'c.cache.example', port: 6379 }] });
+    expect(loadConfig({}).redisCluster).to.equal(false);
+  });
+
+  it('refuses a node that is not host:port and bounds EVENT_SHARDS and PRESENCE_TTL_SECONDS', () => {
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a.internal' })).to.throw(ConfigError, /REDIS_CLUSTER_NODES: "a.internal" is not host:port/);
+    expect(() => loadConfig({ EVENT_SHARDS: '0' })).to.throw(ConfigError, /EVENT_SHARDS/);
+    expect(() => loadConfig({ PRESENCE_TTL_SECONDS: '60' })).to.throw(ConfigError, /PRESENCE_TTL_SECONDS/);
+    const c = loadConfig({});
+    expect([c.eventShards, c.streamRetentionSeconds, c.presenceTtlSeconds]).to.deep.equal([1, 600, 30]);
   });
 });
