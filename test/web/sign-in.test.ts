@@ -116,6 +116,30 @@ describe('web app: signing in at level 3', function () {
     other.assertClean();
   });
 
+  it('an admin makes a password-reset link; the person sets a new password with it and is signed in', async () => {
+    const ws = await newWorkspace(s);
+    const member = await ws.user();
+    const email = uniqueEmail('forgetful');
+    await ws.owner.patch(`/api/v1/workspaces/current/members/${member.id}`, { email });
+    const admin = await signedIn(b, s.url, ws.ownerKey, '/settings');
+    await admin.page.getByRole('tab', { name: 'People and agents' }).click();
+    const name = (await ws.owner.get(`/api/v1/users/${member.id}`)).body.data.name as string;
+    await admin.page.getByRole('button', { name: `Password-reset link for ${name}` }).click();
+    const link = (await admin.page.getByTestId('reset-link').innerText()).trim();
+    expect(link).to.match(/\/#reset=[A-Za-z0-9_-]{43}$/);
+
+    const person = await openApp(b, s.url, new URL(link).pathname + new URL(link).hash);
+    await person.page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+    expect(person.page.url()).to.not.include('reset=');
+    await person.page.getByLabel('New password', { exact: true }).fill('my fresh passphrase');
+    await person.page.getByLabel('Repeat the password').fill('my fresh passphrase');
+    await person.page.getByRole('button', { name: 'Save and sign in' }).click();
+    await person.page.locator('[data-stream-state="live"]').first().waitFor({ state: 'attached' });
+    expect((await new Client(s.url).post('/api/v1/auth/sign-in', { email, password: 'my fresh passphrase' })).status).to.equal(200);
+    person.assertClean();
+    admin.assertClean();
+  });
+
   it('changes the password from the settings, signing out the other browsers', async () => {
     const ws = await newWorkspace(s);
     const member = await ws.user();

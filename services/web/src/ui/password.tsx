@@ -64,3 +64,28 @@ export function SignInLink() {
     </div>
   );
 }
+
+/** An owner's or admin's answer to a forgotten password: a one-time link (24 h) the person sets a new one with. */
+export function PasswordResetLink({ userId, name }: { userId: string; name: string }) {
+  const client = useStore();
+  const [url, setUrl] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const make = () =>
+    void data(client.api.POST('/api/v1/workspaces/current/members/{user_id}/password-reset', { params: { path: { user_id: userId } } })).then(
+      (l) => (setUrl(l.url), setError(null)),
+      (err) => setError(errorMessage(err)),
+    );
+  if (url)
+    return (
+      <span class="reset-link">
+        <code class="secret-value" data-testid="reset-link">{url}</code>
+        <CopyButton text={url} label={`Copy the password-reset link of ${name}`} />
+      </span>
+    );
+  return (
+    <>
+      <button class="btn small" aria-label={`Password-reset link for ${name}`} onClick={make}>Reset link</button>
+      {error ? <span class="error" role="alert">{error}</span> : null}
+    </>
+  );
+}

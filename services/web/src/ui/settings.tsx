@@ -8,7 +8,7 @@ import type { ApiKey, Role, User, Webhook, Workspace } from '../lib/types.js';
 import { displayName, useStore } from './context.js';
 import { CopyButton } from './copy-button.js';
 import { Invites } from './invites.js';
-import { PasswordForm, SignInLink } from './password.js';
+import { PasswordForm, PasswordResetLink, SignInLink } from './password.js';
 
 type Tab = 'keys' | 'prefs' | 'people' | 'webhooks' | 'workspace';
 
@@ -255,6 +255,7 @@ function People() {
               </select>
             </td>
             <td>
+              {client.store.level >= 3 && !u.is_agent && u.id !== client.store.me?.id ? <PasswordResetLink userId={u.id} name={u.name} /> : null}
               {u.id !== client.store.me?.id ? (
                 <button
                   class="btn small btn-danger"
