@@ -150,6 +150,8 @@ const EnvSchema = z.object({
   PRESENCE_TTL_SECONDS: z.coerce.number().int().min(1).max(45).default(30),
   // Level 3: a streamed reply left without an append this many seconds is finished by the worker.
   STREAMING_TIMEOUT: positiveInt(600),
+  // Test-only faults (test/processes): never set in a deployment.
+  TEST_FAULT: z.enum(['crash-after-idempotent-commit']).optional(),
   TRACKER_HOSTS: commaList('linear.app'),
   CODE_HOSTS: commaList('github.com'),
   CORS_ORIGINS: originList,
@@ -268,6 +270,8 @@ const ConfigSchema = EnvChecked.transform((e) => ({
   presenceTtlSeconds: e.PRESENCE_TTL_SECONDS,
   /** Seconds after its last append a streamed reply is finished by the worker's sweep (level 3). */
   streamingTimeout: e.STREAMING_TIMEOUT,
+  /** A fault a test asks a child process to have (shared/http/idempotency.ts). */
+  testFault: e.TEST_FAULT,
   trackerHosts: e.TRACKER_HOSTS,
   codeHosts: e.CODE_HOSTS,
   /** Browser origins allowed to call the API and read the stream (exact matches); empty: no CORS. */

@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   already_member: 409,
   name_taken: 409,
   conflict: 409,
+  idempotency_in_progress: 409,
+  idempotency_key_reused: 422,
   payload_too_large: 413,
   file_too_large: 413,
   unsupported_media_type: 415,
@@ -30,6 +32,8 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_SINCE: Partial<Record<ErrorCode, 3>> = {
   invite_invalid: 3,
   invalid_credentials: 3,
+  idempotency_in_progress: 3,
+  idempotency_key_reused: 3,
 };
 
 export class AppError extends Error {

@@ -18,11 +18,13 @@ export interface JobPayloads {
   'webhook.render': { messageId: string };
   /** Level 3, repeating: finish streamed replies left alone for STREAMING_TIMEOUT. */
   'messages.finish_stale_streams': Record<string, never>;
+  /** Level 3, repeating: delete Idempotency-Key answers older than 24 h. */
+  'idempotency.sweep': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES = ['file.postprocess', 'webhook.render', 'messages.finish_stale_streams'] as const satisfies readonly JobName[];
+export const JOB_NAMES = ['file.postprocess', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep'] as const satisfies readonly JobName[];
 
 /** One queue for every job; the job name picks the handler. */
 export const QUEUE_NAME = 'jobs';
@@ -40,6 +42,7 @@ const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
   'file.postprocess': (p) => `file.postprocess-${p.fileId}`,
   'webhook.render': (p) => `webhook.render-${p.messageId}`,
   'messages.finish_stale_streams': () => 'messages.finish_stale_streams',
+  'idempotency.sweep': () => 'idempotency.sweep',
 };
 
 /**
@@ -50,6 +53,7 @@ const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
 export const REPEATING_JOBS: { name: JobName; since: FeatureLevel; everyMs: (config: Config) => number }[] = [
   // Often enough that a reply is finished soon after its timeout: a tenth of it, 1 s to 60 s.
   { name: 'messages.finish_stale_streams', since: 3, everyMs: (c) => Math.min(60_000, Math.max(1000, c.streamingTimeout * 100)) },
+  { name: 'idempotency.sweep', since: 3, everyMs: () => 3600_000 },
 ];
 
 /** Creates or updates the scheduler of a repeating job (idempotent: every worker start does it). */

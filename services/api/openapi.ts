@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ERROR_SINCE, ERROR_STATUS, type ErrorCode } from '../../shared/errors.js';
 import { namedSchemas, schemaName } from '../../shared/http/responses.js';
 import { RouteTable, type RouteSpec } from '../../shared/http/route.js';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_TTL_HOURS, REPLAYED_HEADER } from '../../shared/http/idempotency.js';
 import { DEFAULT_FEATURE_LEVEL, fieldsAbsentAt, type FeatureLevel } from '../../shared/feature-level.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -31,6 +32,15 @@ function parameters(schema: z.ZodType | undefined, where: 'path' | 'query') {
 const SCHEMAS = '#/components/schemas/';
 const ref = (name: string) => ({ $ref: `${SCHEMAS}${name}` });
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/** The header of the create routes that honour it (shared/http/idempotency.ts; only in documents of its levels). */
+const IDEMPOTENCY_PARAMETER = {
+  name: IDEMPOTENCY_HEADER,
+  in: 'header',
+  required: false,
+  description: `1 to 255 printable ASCII characters. Repeating a key (per caller, within ${IDEMPOTENCY_TTL_HOURS} h) with the same body answers the first status and body again with \`${REPLAYED_HEADER}: true\` and creates nothing; with another body: 422 \`idempotency_key_reused\`; while the first request runs: 409 \`idempotency_in_progress\`.`,
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
+};
 
 const SERVICE_HEADERS = {
   'X-Service-Feature-Level': headerRef('FeatureLevel'),
@@ -122,7 +132,8 @@ function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, Jso
       : spec.produces
         ? Object.fromEntries(spec.produces.map((type) => [type, { schema: { type: 'string' } }]))
         : undefined;
-    success[String(status)] = { description: status === 201 ? 'Created' : content ? 'Success' : 'Done', headers: SERVICE_HEADERS, ...(content ? { content } : {}) };
+    const headers = spec.idempotent ? { ...SERVICE_HEADERS, [REPLAYED_HEADER]: headerRef('IdempotentReplayed') } : SERVICE_HEADERS;
+    success[String(status)] = { description: status === 201 ? 'Created' : content ? 'Success' : 'Done', headers, ...(content ? { content } : {}) };
   }
   const bodyContent: Record<string, unknown> = {};
   if (spec.body) {
@@ -138,7 +149,7 @@ function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, Jso
     tags: [spec.tag],
     operationId: `${spec.method}${fullPath.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     security: (spec.auth ?? 'key') === 'key' ? [{ bearer: [] }] : [],
-    parameters: [...parameters(spec.params, 'path'), ...parameters(spec.query, 'query')],
+    parameters: [...parameters(spec.params, 'path'), ...parameters(spec.query, 'query'), ...(spec.idempotent ? [IDEMPOTENCY_PARAMETER] : [])],
     ...(spec.body ? { requestBody: { required: true, content: bodyContent } } : {}),
     responses: { ...success, ...errorResponses([...impliedErrors(spec), ...(spec.errors ?? [])], errors) },
   };
@@ -264,6 +275,9 @@ export function buildOpenApi(tables: RouteTable[]) {
         RateLimitLimit: { schema: { type: 'integer' }, description: 'Requests allowed per window' },
         RateLimitRemaining: { schema: { type: 'integer' }, description: 'Requests left in the current window' },
         RateLimitReset: { schema: { type: 'integer' }, description: 'Unix time (seconds) when the window resets' },
+        ...(specs.some((spec) => spec.idempotent)
+          ? { IdempotentReplayed: { schema: { type: 'string', enum: ['true'] }, description: `\`true\` on the answer to a repeated \`${IDEMPOTENCY_HEADER}\`: the first answer, replayed` } }
+          : {}),
       },
       schemas: components,
       responses: Object.fromEntries([...errors.keys()].sort().map((name) => [name, errors.get(name)!])),

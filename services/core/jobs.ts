@@ -4,9 +4,13 @@ import type { JobHandlers } from '../../shared/jobs.js';
 import { postprocessFile } from './files/files.jobs.js';
 import { renderWebhookMessage } from './webhooks/webhooks.jobs.js';
 import { finishStaleStreams } from './messages/messages.jobs.js';
+import { sweepIdempotencyKeys } from '../../shared/http/idempotency.js';
 
 export const handlers: JobHandlers = {
   'file.postprocess': postprocessFile,
   'webhook.render': renderWebhookMessage,
   'messages.finish_stale_streams': finishStaleStreams,
+  'idempotency.sweep': async (rt) => {
+    await sweepIdempotencyKeys(rt);
+  },
 };

@@ -11,6 +11,7 @@ import type { Runtime } from '../runtime.js';
 import type { AppContext, AppState } from './context.js';
 import { JsonText } from './envelope.js';
 import { checkInput } from './input.js';
+import { IDEMPOTENCY, IDEMPOTENCY_HEADER, REPLAYED_HEADER, checkKey, fingerprintOf, runIdempotent } from './idempotency.js';
 import { parseOrThrow } from '../validation.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -56,6 +57,11 @@ export interface RouteSpec<
   form?: boolean;
   /** Handles its own body (multipart uploads): no body parser runs. */
   rawBody?: boolean;
+  /**
+   * Honours `Idempotency-Key` (level 3, shared/http/idempotency.ts), keyed per
+   * caller: the key's user (`actor`) or the webhook of the path (`webhook`).
+   */
+  idempotent?: 'actor' | 'webhook';
   // `since` / `until` (LevelSpan): the feature levels the route exists at. A
   // route outside the table's level is neither served (its path answers 404
   // `not_found`, like any unknown path) nor documented.
@@ -112,7 +118,15 @@ export class RouteTable {
     handler: Handler<z.infer<P>, z.infer<Q>, z.infer<B>, R>,
   ): this {
     if (!existsAt(spec, this.level)) return this;
-    spec = { ...spec, body: inputAt(spec.body, this.level), query: inputAt(spec.query, this.level) };
+    // Idempotency-Key exists from its level on: the spec keeps `idempotent` (the document then describes the header) only there.
+    const idempotent = spec.idempotent && existsAt(IDEMPOTENCY, this.level) ? spec.idempotent : undefined;
+    spec = {
+      ...spec,
+      body: inputAt(spec.body, this.level),
+      query: inputAt(spec.query, this.level),
+      idempotent,
+      errors: idempotent ? [...(spec.errors ?? []), 'idempotency_key_reused', 'idempotency_in_progress'] : spec.errors,
+    };
     this.specs.push(spec as unknown as RouteSpec);
     const koaPath = this.prefix + spec.path.replace(/\{(\w+)\}/g, ':$1');
     const pattern = this.prefix + spec.path;
@@ -144,21 +158,39 @@ export class RouteTable {
       checkInput(ctx.params, 'path');
       checkInput(ctx.query, 'query');
       if (parseBody) checkInput(ctx.request.body, 'body');
-      const request = {
-        params: spec.params ? parseOrThrow(spec.params, ctx.params, 'path') : {},
-        query: spec.query ? parseOrThrow(spec.query, ctx.query, 'query') : {},
-        body: parseBody ? parseOrThrow(spec.body!, ctx.request.body ?? {}, 'body') : undefined,
-        rt: ctx.state.rt,
-        ctx,
-        get actor(): Actor {
-          if (!ctx.state.actor) throw new AppError('unauthorized', 'this route needs an API key');
-          return ctx.state.actor;
-        },
-      } as RouteRequest<z.infer<P>, z.infer<Q>, z.infer<B>>;
+      const params = spec.params ? parseOrThrow(spec.params, ctx.params, 'path') : {};
+      const query = spec.query ? parseOrThrow(spec.query, ctx.query, 'query') : {};
+      const body = parseBody ? parseOrThrow(spec.body!, ctx.request.body ?? {}, 'body') : undefined;
+      const requestWith = (rt: Runtime) =>
+        ({
+          params,
+          query,
+          body,
+          rt,
+          ctx,
+          get actor(): Actor {
+            if (!ctx.state.actor) throw new AppError('unauthorized', 'this route needs an API key');
+            return ctx.state.actor;
+          },
+        }) as RouteRequest<z.infer<P>, z.infer<Q>, z.infer<B>>;
+      const key = idempotent ? ctx.get(IDEMPOTENCY_HEADER) : '';
       // A request by a key that may have written: its reads see its writes (shared/db/read-replicas.ts).
       let result: Result<R>;
       try {
-        result = await handler(request);
+        if (idempotent && key !== '') {
+          const caller = idempotent === 'actor' ? `u:${ctx.state.actor!.userId}` : `h:${Object.values(params as object)[0]}`;
+          const fingerprint = fingerprintOf(spec.method, ctx.path, ctx.request.body);
+          const answer = await runIdempotent(ctx.state.rt, { caller, key: checkKey(key), fingerprint }, async (rt) => {
+            const created = await handler(requestWith(rt));
+            return created instanceof Reply
+              ? { status: created.status, body: JSON.stringify(created.body) }
+              : { status: spec.status ?? 200, body: created instanceof JsonText ? created.text : JSON.stringify(created) };
+          });
+          if (answer.replayed) ctx.set(REPLAYED_HEADER, 'true');
+          result = new Reply(answer.status, new JsonText(answer.body)) as Result<R>;
+        } else {
+          result = await handler(requestWith(ctx.state.rt));
+        }
       } finally {
         if (spec.method !== 'get') await ctx.state.rt.reads.wrote(ctx.state.actor ?? null);
       }
@@ -174,7 +206,12 @@ export class RouteTable {
       }
       if (result instanceof Reply) {
         ctx.status = result.status;
-        ctx.body = result.body;
+        if (result.body instanceof JsonText) {
+          ctx.type = 'application/json; charset=utf-8';
+          ctx.body = result.body.text;
+        } else {
+          ctx.body = result.body;
+        }
         return;
       }
       ctx.status = spec.status ?? 200;

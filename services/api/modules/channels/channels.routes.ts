@@ -14,7 +14,7 @@ export function channelRoutes(routes: RouteTable) {
       list(await channels.listChannels(rt, actor, query)),
     )
     .add(
-      { method: 'post', path: '/channels', summary: 'Create a channel; the creator becomes a member', tag, body: CreateChannelBody, status: 201, response: dataOf(ChannelSchema), errors: ['forbidden', 'not_found', 'name_taken'] },
+      { method: 'post', path: '/channels', summary: 'Create a channel; the creator becomes a member', tag, body: CreateChannelBody, status: 201, response: dataOf(ChannelSchema), errors: ['forbidden', 'not_found', 'name_taken'], idempotent: 'actor' },
       async ({ rt, actor, body }) => ok(await channels.createChannel(rt, actor, body)),
     )
     .add({ method: 'get', path: '/channels/{channel_id}', summary: 'Channel details', tag, params: ChannelParams, response: dataOf(ChannelSchema) }, async ({ rt, actor, params }) =>

@@ -20,6 +20,7 @@ export function dmRoutes(routes: RouteTable) {
         path: '/dms',
         summary: 'Open (201) or get (200) the conversation with 1 to 8 other users',
         tag,
+        idempotent: 'actor',
         body: OpenConversationBody,
         status: 201,
         alsoStatus: [200],

@@ -52,6 +52,7 @@ export function hookRoutes(routes: RouteTable) {
         summary: 'Post {content, metadata?, thread_id?} as a message in the webhook channel',
         description: `${native.description} \`thread_id\` (the id of a top-level message of the hook's channel, e.g. from an earlier 201) posts a reply in that thread.`,
         body: NativePostBodyWithThread,
+        idempotent: 'webhook',
       },
       async ({ rt, params, body }) => ok(await webhooks.postNative(rt, params.webhook_id, body)),
     )

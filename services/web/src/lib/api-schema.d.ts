@@ -1405,7 +1405,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "validation_error" | "invite_invalid" | "unauthorized" | "key_expired" | "invalid_credentials" | "forbidden" | "user_limit_reached" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_streams" | "internal_error" | "not_implemented" | "service_unavailable";
+                code: "validation_error" | "invite_invalid" | "unauthorized" | "key_expired" | "invalid_credentials" | "forbidden" | "user_limit_reached" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "idempotency_in_progress" | "idempotency_key_reused" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_streams" | "internal_error" | "not_implemented" | "service_unavailable";
                 /** @description What went wrong, naming the field at fault */
                 message: string;
             };
@@ -1748,6 +1748,32 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Error with code `idempotency_in_progress` */
+        IdempotencyInProgress: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `idempotency_key_reused` */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Error with code `internal_error` */
         InternalError: {
             headers: {
@@ -1789,6 +1815,19 @@ export interface components {
         };
         /** @description Error with code `name_taken` or `conflict` */
         NameTakenOrConflict: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `name_taken` or `idempotency_in_progress` */
+        NameTakenOrIdempotencyInProgress: {
             headers: {
                 "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
                 "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -1955,6 +1994,8 @@ export interface components {
         RateLimitRemaining: number;
         /** @description Unix time (seconds) when the window resets */
         RateLimitReset: number;
+        /** @description `true` on the answer to a repeated `Idempotency-Key`: the first answer, replayed */
+        IdempotentReplayed: "true";
     };
     pathItems: never;
 }
@@ -2953,7 +2994,10 @@ export interface operations {
     postApiV1Channels: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters. Repeating a key (per caller, within 24 h) with the same body answers the first status and body again with `Idempotent-Replayed: true` and creates nothing; with another body: 422 `idempotency_key_reused`; while the first request runs: 409 `idempotency_in_progress`. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2977,6 +3021,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2989,8 +3034,9 @@ export interface operations {
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["NameTaken"];
+            409: components["responses"]["NameTakenOrIdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3262,7 +3308,10 @@ export interface operations {
     postApiV1ChannelsChannelIdMessages: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters. Repeating a key (per caller, within 24 h) with the same body answers the first status and body again with `Idempotent-Replayed: true` and creates nothing; with another body: 422 `idempotency_key_reused`; while the first request runs: 409 `idempotency_in_progress`. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 channel_id: string;
             };
@@ -3293,6 +3342,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3305,7 +3355,9 @@ export interface operations {
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3699,7 +3751,10 @@ export interface operations {
     postApiV1Dms: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters. Repeating a key (per caller, within 24 h) with the same body answers the first status and body again with `Idempotent-Replayed: true` and creates nothing; with another body: 422 `idempotency_key_reused`; while the first request runs: 409 `idempotency_in_progress`. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3718,6 +3773,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3733,6 +3789,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3744,7 +3801,9 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3860,7 +3919,10 @@ export interface operations {
     postApiV1DmsConversationIdMessages: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters. Repeating a key (per caller, within 24 h) with the same body answers the first status and body again with `Idempotent-Replayed: true` and creates nothing; with another body: 422 `idempotency_key_reused`; while the first request runs: 409 `idempotency_in_progress`. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 conversation_id: string;
             };
@@ -3891,6 +3953,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3903,7 +3966,9 @@ export interface operations {
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4727,7 +4792,10 @@ export interface operations {
     postHooksWebhookId: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters. Repeating a key (per caller, within 24 h) with the same body answers the first status and body again with `Idempotent-Replayed: true` and creates nothing; with another body: 422 `idempotency_key_reused`; while the first request runs: 409 `idempotency_in_progress`. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 webhook_id: string;
             };
@@ -4755,6 +4823,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4765,7 +4834,9 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             404: components["responses"]["NotFoundOrChannelNotFound"];
+            409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
