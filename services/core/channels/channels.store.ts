@@ -116,6 +116,14 @@ export const channelIdsOfUser = async (db: Db, userId: string): Promise<string[]
 export const isMember = async (db: Db, channelId: string, userId: string): Promise<boolean> =>
   isUuid(channelId) && (await db('channel_members').where({ channel_id: channelId, user_id: userId }).first('user_id')) !== undefined;
 
+/** Which of these users are members of which of these channels, as `<channel id>:<user id>` (one query for a batch of events). */
+export async function membershipsAmong(db: Db, channelIds: string[], userIds: string[]): Promise<Set<string>> {
+  const channels = channelIds.filter(isUuid);
+  if (channels.length === 0 || userIds.length === 0) return new Set();
+  const rows: { channel_id: string; user_id: string }[] = await db('channel_members').whereIn('channel_id', channels).whereIn('user_id', userIds).select('channel_id', 'user_id');
+  return new Set(rows.map((r) => `${r.channel_id}:${r.user_id}`));
+}
+
 export const insertMembers = (db: Db, channelId: string, workspaceId: string, userIds: string[]) =>
   db('channel_members').insert(userIds.map((user_id) => ({ channel_id: channelId, user_id, workspace_id: workspaceId })));
 

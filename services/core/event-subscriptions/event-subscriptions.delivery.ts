@@ -8,7 +8,7 @@ import { isInternalEvent, recordEvents, streamReceives, type AxidEvent } from '.
 import type { GroupEntry } from '../../../shared/stream-group-reader.js';
 import { entryTime } from '../../../shared/stream-reader.js';
 import type { Runtime } from '../../../shared/runtime.js';
-import { isMember } from '../channels/channels.store.js';
+import { isMember, membershipsAmong } from '../channels/channels.store.js';
 import { DeliveryFailed, RefusedAddress, postJson, urlProblem } from './event-subscriptions.outbound.js';
 import { presentSubscription, type SubscriptionRow } from './event-subscriptions.presenter.js';
 import { signatureHeader } from './event-subscriptions.signature.js';
@@ -35,8 +35,9 @@ export const deliveryJobId = (job: DeliveryJob) => `evd-${job.subscriptionId}-${
 
 /**
  * The deliveries a batch of stream entries makes: for each event, the active
- * subscriptions of its workspace that take its type and whose owner it may
- * reach by its address. Channel membership is left to delivery time.
+ * subscriptions of its workspace that take its type and whose owner's stream
+ * gets it now (membership read once for the batch). Delivery decides again,
+ * at its own time (`deliver`).
  */
 export async function deliveriesFor(rt: Runtime, entries: GroupEntry[]): Promise<DeliveryJob[]> {
   const wanted = entries.filter((e) => !isInternalEvent(e.event.type));
@@ -45,19 +46,24 @@ export async function deliveriesFor(rt: Runtime, entries: GroupEntry[]): Promise
   if (subs.length === 0) return [];
   const byWorkspace = new Map<string, typeof subs>();
   for (const sub of subs) byWorkspace.set(sub.workspace_id, [...(byWorkspace.get(sub.workspace_id) ?? []), sub]);
-  const jobs: DeliveryJob[] = [];
+
+  const pairs: { entry: GroupEntry; sub: (typeof subs)[number] }[] = [];
   for (const entry of wanted) {
-    const { event } = entry;
-    for (const sub of byWorkspace.get(event.to.workspace_id) ?? []) {
-      if (!sub.events.includes(event.type)) continue;
-      if (!streamReceives(event, { userId: sub.user_id, workspaceId: sub.workspace_id }, () => true)) continue;
-      jobs.push({
-        subscriptionId: sub.id,
-        event: { id: eventIdOf(entry), type: event.type, created_at: new Date(entryTime(entry.entryId)).toISOString(), to: event.to, data: event.data },
-      });
+    for (const sub of byWorkspace.get(entry.event.to.workspace_id) ?? []) {
+      if (sub.events.includes(entry.event.type) && streamReceives(entry.event, { userId: sub.user_id, workspaceId: sub.workspace_id }, () => true)) pairs.push({ entry, sub });
     }
   }
-  return jobs;
+  const channelIds = new Set<string>();
+  for (const { entry } of pairs) if (entry.event.to.scope === 'channel') channelIds.add(entry.event.to.channel_id);
+  const members = await membershipsAmong(rt.db, [...channelIds], [...new Set(pairs.map((p) => p.sub.user_id))]);
+  const isMemberNow = (channelId: string, owner: { userId: string }) => members.has(`${channelId}:${owner.userId}`);
+
+  return pairs
+    .filter(({ entry, sub }) => streamReceives(entry.event, { userId: sub.user_id, workspaceId: sub.workspace_id }, isMemberNow))
+    .map(({ entry, sub }) => ({
+      subscriptionId: sub.id,
+      event: { id: eventIdOf(entry), type: entry.event.type, created_at: new Date(entryTime(entry.entryId)).toISOString(), to: entry.event.to, data: entry.event.data },
+    }));
 }
 
 /** Whether the owner's stream would get the event now (the gateway's rule, membership from the database). */
