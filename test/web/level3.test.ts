@@ -75,4 +75,59 @@ describe('web app at feature level 3', function () {
     await dm.getByRole('img', { name: 'offline' }).waitFor({ timeout: 70_000 });
     app.assertClean();
   });
+
+  it('resumes a cut stream with Last-Event-ID (every message once, no page fetched); a streamed reply grows and ends; a button reaches the bot; edits have a history', async () => {
+    const ws = await newWorkspace(s);
+    const bot = await ws.user({ name: uniqueName('agent'), is_agent: true });
+    const ch = (await ws.owner.post('/api/v1/channels', { name: uniqueName('l3') })).body.data as { id: string; name: string };
+    await ws.owner.post(`/api/v1/channels/${ch.id}/members`, { user_id: bot.id });
+    await bot.client.post(`/api/v1/channels/${ch.id}/messages`, { content: 'before the cut' });
+    const app = await signedIn(b, s.url, ws.ownerKey, `/c/${ch.id}`);
+    const page = app.page;
+    await page.getByRole('article', { name: /before the cut/ }).waitFor();
+    const pages: string[] = [];
+    page.on('request', (r) => /\/messages(\?|$)/.test(r.url()) && r.method() === 'GET' && pages.push(r.url()));
+    await app.context.setOffline(true);
+    await page.getByRole('status').filter({ hasText: 'Connection lost. Reconnecting' }).waitFor();
+    const texts = Array.from({ length: 5 }, (_, i) => `during the cut ${i}`);
+    for (const content of texts) await bot.client.post(`/api/v1/channels/${ch.id}/messages`, { content });
+    await app.context.setOffline(false);
+    for (const t of texts) await page.getByRole('article', { name: new RegExp(t) }).waitFor();
+    expect(await page.evaluate(() => [...document.querySelectorAll('article')].map((a) => a.getAttribute('aria-label')).filter((l) => /during the cut/.test(l!)).length)).to.equal(5);
+    expect(pages, 'no history page fetched after a resumed reconnect').to.deep.equal([]);
+
+    // A streamed agent reply grows in place, with an indicator, and ends.
+    const streamed = await bot.client.post(`/api/v1/channels/${ch.id}/messages`, { content: 'Thinking', streaming: true });
+    expect(streamed.status, JSON.stringify(streamed.body)).to.equal(201);
+    const reply = page.getByRole('article', { name: /^agent.*: Thinking/ });
+    await reply.getByRole('status', { name: /is still writing/ }).waitFor();
+    await bot.client.post(`/api/v1/channels/${ch.id}/messages/${streamed.body.data.id}/append`, { content: ' about it' });
+    await reply.getByText('Thinking about it').waitFor();
+    await screenshot(page, 'streaming-reply');
+    await bot.client.post(`/api/v1/channels/${ch.id}/messages/${streamed.body.data.id}/finish`, {});
+    await reply.getByRole('status', { name: /is still writing/ }).waitFor({ state: 'detached' });
+
+    // An actionId button is enabled and its click reaches the bot.
+    const block = (name: string, props: Record<string, unknown>) => ({ type: `block_${name}`, attrs: { blockName: name, version: 1, props } });
+    await bot.client.post(`/api/v1/channels/${ch.id}/messages`, {
+      content: 'Deploy?',
+      content_json: { type: 'doc', content: [block('button_group', { buttons: [{ label: 'Approve', actionId: 'approve', style: 'primary' }] })] },
+    });
+    const approve = page.getByRole('article', { name: /Deploy\?/ }).getByRole('button', { name: 'Approve' });
+    expect(await approve.isDisabled()).to.equal(false);
+    const acted = page.waitForResponse((r) => r.url().endsWith('/api/v1/interactions/actions'));
+    await approve.click();
+    expect((await acted).status()).to.equal(202);
+    await page.getByRole('article', { name: /Deploy\?/ }).getByText('Sent').waitFor();
+
+    // Edit history: the earlier version is one click away.
+    const mine = await ws.owner.post(`/api/v1/channels/${ch.id}/messages`, { content: 'first wording' });
+    await ws.owner.patch(`/api/v1/channels/${ch.id}/messages/${mine.body.data.id}`, { content: 'second wording' });
+    await page.getByRole('article', { name: /second wording/ }).getByRole('button', { name: '(edited)' }).click();
+    const history = page.getByRole('dialog', { name: 'Edit history' });
+    await history.getByText('first wording').waitFor();
+    await screenshot(page, 'edit-history');
+    await page.keyboard.press('Escape');
+    app.assertClean();
+  });
 });

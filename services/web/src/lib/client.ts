@@ -38,6 +38,8 @@ export class AxidClient {
   private seenInit = false;
   private lastTypingSent = 0;
   private readSent = new Map<string, string>();
+  /** Whether the last reconnect resumed (level 3 replay) rather than polled; null before any reconnect. */
+  lastResumed: boolean | null = null;
 
   constructor(private readonly env: ClientEnv) {
     this.store = new Store(env.storage);
@@ -184,9 +186,11 @@ export class AxidClient {
           this.store.presence = new Map(Object.keys(init.presence as object).map((id) => [id, 'online' as const]));
         }
         const reconnect = this.seenInit;
+        const resumed = init.resumed === true;
         this.seenInit = true;
-        if (reconnect) void this.refreshLists();
-        void this.sync.onInit(reconnect);
+        this.lastResumed = reconnect ? resumed : null;
+        if (reconnect && !resumed) void this.refreshLists();
+        void this.sync.onInit(reconnect, resumed);
       },
       onEvent: (type, payload) => {
         this.sync.onEvent(type, payload);
@@ -382,6 +386,15 @@ export class AxidClient {
     if (method === 'PATCH') return data(this.api.PATCH('/api/v1/channels/{channel_id}/messages/{message_id}', { params: { path }, body: body! }));
     await data(this.api.DELETE('/api/v1/channels/{channel_id}/messages/{message_id}', { params: { path } }));
     return null;
+  }
+
+  /** Earlier versions of a message, newest first (feature level 3). */
+  async editHistory(m: Message) {
+    const path = { channel_id: m.channel_id, conversation_id: m.channel_id, message_id: m.id };
+    const all = this.isDm(m.channel_id)
+      ? await page(this.api.GET('/api/v1/dms/{conversation_id}/messages/{message_id}/edits', { params: { path } }))
+      : await page(this.api.GET('/api/v1/channels/{channel_id}/messages/{message_id}/edits', { params: { path } }));
+    return all.data as { content: string; edited_at: string; editor_id: string | null }[];
   }
 
   async toggleReaction(m: Message, emoji: string) {

@@ -14,6 +14,9 @@ export function applyEvent(store: Store, type: string, data: Record<string, unkn
     case 'message.updated':
       store.upsert(data.message as Message, { live: true });
       break;
+    case 'message.appended':
+      store.append(data.message_id as string, data.content_delta as string);
+      break;
     case 'message.deleted':
       store.remove(data.message_id as string);
       break;

@@ -212,6 +212,12 @@ export class Store {
     if (i >= 0) t.ids.splice(i, 1);
   }
 
+  /** A streamed reply grows (level 3, message.appended); message.updated with streaming false ends it. */
+  append(messageId: string, delta: string) {
+    const m = this.messages.get(messageId);
+    if (m && typeof delta === 'string') this.messages.set(messageId, { ...m, content: m.content + delta, content_json: null });
+  }
+
   remove(messageId: string) {
     this.tombstones.add(messageId);
     const m = this.messages.get(messageId);

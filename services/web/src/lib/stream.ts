@@ -3,7 +3,9 @@
 // a watchdog; on a drop it reconnects with full-jitter backoff (1 s to 30 s,
 // honouring 429 Retry-After, reset by a fresh `init`), at once when the
 // browser comes back online, and drops at once when it goes offline; a 401
-// stops it and signs out.
+// stops it and signs out. At feature level 3 frames carry ids: a reconnect
+// sends the last one as Last-Event-ID, and `init.resumed` says whether the
+// server replayed what was missed (then nothing needs fetching).
 import { SseParser } from './sse.js';
 
 export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'stopped';
@@ -29,6 +31,8 @@ export class LiveStream {
   private watchdog: ReturnType<typeof setTimeout> | null = null;
   private attempt = 0;
   private running = false;
+  /** The id of the last frame (feature level 3 frames carry one): sent back as Last-Event-ID on reconnect, to resume. */
+  lastEventId: string | null = null;
   state: StreamState = 'stopped';
 
   constructor(private readonly o: StreamOptions) {}
@@ -96,7 +100,7 @@ export class LiveStream {
     try {
       this.armWatchdog(controller);
       const res = await (this.o.fetch ?? fetch)(this.o.url, {
-        headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream' },
+        headers: { Authorization: `Bearer ${key}`, Accept: 'text/event-stream', ...(this.lastEventId ? { 'Last-Event-ID': this.lastEventId } : {}) },
         signal: controller.signal,
         cache: 'no-store',
       });
@@ -137,6 +141,7 @@ export class LiveStream {
         } catch {
           continue;
         }
+        if (frame.id) this.lastEventId = frame.id;
         if (frame.event === 'init') {
           this.attempt = 0;
           this.setState('live');

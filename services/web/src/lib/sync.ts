@@ -49,8 +49,9 @@ export class Sync {
   ) {}
 
   /** A fresh `init`: catch up the open timelines, then replay what arrived meanwhile. */
-  async onInit(reconnect: boolean) {
-    if (!reconnect) return;
+  async onInit(reconnect: boolean, resumed = false) {
+    // A resumed stream (level 3) replays every missed event after this init: nothing to page.
+    if (!reconnect || resumed) return;
     const generation = ++this.generation;
     this.buffering = true;
     const open = this.openKeys().filter((k) => this.store.hasTimeline(k));

@@ -7,6 +7,7 @@ import { relativeTime } from '../lib/rows.js';
 import type { ShownMessage } from '../lib/store.js';
 import { FILE_METADATA_TYPE, type FileWithDownload } from '../lib/types.js';
 import { MessageBody } from './content.js';
+import { Dialog } from './dialog.js';
 import { EmojiPicker } from './emoji-picker.js';
 import { Lightbox } from './lightbox.js';
 import { avatarFileId, sameOriginPath, type AxidClient } from '../lib/client.js';
@@ -60,6 +61,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(message.content);
   const [picker, setPicker] = useState(false);
+  const [history, setHistory] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const act = (fn: () => Promise<unknown>) => () => void fn().then(() => setError(null), (err) => setError(errorMessage(err)));
   const full = new Date(message.created_at).toLocaleString();
@@ -72,7 +74,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
           <header>
             <span class="author">{name}</span>
             {author?.is_agent || message.webhook_id ? <span class="badge">bot</span> : null}
-            <time dateTime={message.created_at} title={full}>
+            <time dateTime={message.created_at} title={full} aria-label={full}>
               {relativeTime(message.created_at)}
             </time>
           </header>
@@ -95,7 +97,21 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
         ) : (
           <MessageBody message={message} />
         )}
-        {message.edited_at ? <span class="muted edited" title={new Date(message.edited_at).toLocaleString()}>(edited)</span> : null}
+        {message.streaming ? (
+          <span class="streaming" role="status" aria-label={`${name} is still writing`}>
+            <span class="dots" aria-hidden="true" /> writing…
+          </span>
+        ) : null}
+        {message.edited_at ? (
+          store.level >= 3 && message.state === 'sent' ? (
+            <button class="link edited" title={`Edited ${new Date(message.edited_at).toLocaleString()}: show earlier versions`} onClick={() => setHistory(true)}>
+              (edited)
+            </button>
+          ) : (
+            <span class="muted edited" title={new Date(message.edited_at).toLocaleString()}>(edited)</span>
+          )
+        ) : null}
+        {history ? <EditHistory message={message} onClose={() => setHistory(false)} /> : null}
         {message.metadata?.type === FILE_METADATA_TYPE ? <FileAttachment data={message.metadata.data} /> : null}
         {message.metadata && message.metadata.type !== FILE_METADATA_TYPE && client.prefs.devMetadata ? (
           <details class="metadata">
@@ -144,6 +160,32 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
         </div>
       ) : null}
     </article>
+  );
+}
+
+/** Earlier versions of a message (feature level 3: GET .../messages/{id}/edits), newest first. */
+function EditHistory({ message, onClose }: { message: ShownMessage; onClose(): void }) {
+  const client = useClient();
+  const [versions, setVersions] = useState<{ content: string; edited_at: string; editor_id: string | null }[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => void client.editHistory(message).then(setVersions, (err) => setError(errorMessage(err))), [message.id]);
+  return (
+    <Dialog title="Edit history" onClose={onClose}>
+      {error ? <p class="error" role="alert">{error}</p> : null}
+      {!versions && !error ? <div class="skeleton line w80" role="status" aria-label="Loading the history" /> : null}
+      <ol class="versions">
+        <li>
+          <span class="muted">Now</span>
+          <MessageBody message={message} />
+        </li>
+        {versions?.map((v, i) => (
+          <li key={i}>
+            <time class="muted" dateTime={v.edited_at}>{new Date(v.edited_at).toLocaleString()}</time>
+            <MessageBody message={{ ...message, content: v.content, content_json: null }} />
+          </li>
+        ))}
+      </ol>
+    </Dialog>
   );
 }
 
