@@ -32,7 +32,7 @@ export function createMetrics() {
     }),
     passwordChecks: new client.Histogram({
       name: 'axid_password_check_seconds',
-      help: 'Time of one password hash check, a dummy one for an unknown email included (tune PASSWORD_SCRYPT_N with it)',
+      help: 'Time of one scrypt password hash: a check, the dummy check of an unknown email, or a new password (tune PASSWORD_SCRYPT_N with it)',
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),

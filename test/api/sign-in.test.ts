@@ -98,6 +98,14 @@ describe('sign-in (level 3)', () => {
       expectError(await other.owner.delete(`/api/v1/invites/${made.id}`), 404, 'not_found');
     });
 
+    it('spends no password hash on a made-up invite token or reset code', async () => {
+      const hashes = async () => (await s.rt.metrics.passwordChecks.get()).values.find((v) => v.metricName === 'axid_password_check_seconds_count')!.value;
+      const before = await hashes();
+      expectError(await accept({ token: 'y'.repeat(43) }), 400, 'invite_invalid');
+      expectError(await anon.post('/api/v1/auth/reset-password', { code: 'z'.repeat(43), password: PASSWORD }), 401, 'invalid_credentials');
+      expect(await hashes()).to.equal(before);
+    });
+
     it('rejects bad input with the field named', async () => {
       const ws = await newWorkspace(s);
       for (const body of [{ role: 'god' }, { expires_in_hours: 0 }, { expires_in_hours: 721 }, { email: 'not-an-email' }, { extra: 1 }]) {

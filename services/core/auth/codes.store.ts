@@ -36,5 +36,9 @@ export async function takeCode(db: Db, code: string, purpose: CodePurpose): Prom
   return row && new Date(row.expires_at).getTime() > Date.now() ? (row as CodeRow) : undefined;
 }
 
+/** Whether a live code of `purpose` exists, without taking it (a cheap check before slow work). */
+export const peekCode = async (db: Db, code: string, purpose: CodePurpose): Promise<boolean> =>
+  Boolean(await db('sign_in_codes').where({ code_hash: hashKey(code), purpose }).where('expires_at', '>', db.fn.now()).first('code_hash'));
+
 /** A removed member's codes end with them. */
 export const deleteCodesOf = (db: Db, userId: string) => db('sign_in_codes').where({ user_id: userId }).delete();

@@ -21,6 +21,10 @@ export const listLiveInvites = (db: Db, workspaceId: string, o: { after?: number
 export const revokeInvite = (db: Db, workspaceId: string, id: string) =>
   live(db).where({ workspace_id: workspaceId, id }).update({ revoked_at: db.fn.now() });
 
+/** The unused, unrevoked, unexpired invite with this token (a first look, without a lock). */
+export const findLiveInvite = (db: Db, tokenHash: string): Promise<InviteRow | undefined> =>
+  live(db).where({ token_hash: tokenHash }).where('expires_at', '>', db.fn.now()).first();
+
 /** The unused, unrevoked invite with this token, locked until the acceptance commits. */
 export const lockInviteByToken = (db: Db, tokenHash: string): Promise<InviteRow | undefined> =>
   live(db).where({ token_hash: tokenHash }).forUpdate().first();
