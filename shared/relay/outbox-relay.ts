@@ -1,18 +1,19 @@
-// Moves committed outbox rows to the Redis event stream, oldest first, so that
+// Moves committed events to the Redis event stream, oldest first, so that
 // every consumer sees one order: the stream's. Three parts, each in its file:
 // - leadership.ts: one relay per database is elected (an advisory lock);
-// - outbox-table.ts: the rows to publish, read and deleted in one statement;
+// - outbox-table.ts: the events to publish, read by a commit-safe cursor
+//   (outbox rows and posted messages), the position recorded in the database;
 // - event-stream.ts: the XADDs, all or none per batch.
-// The loop here has one path: wake up, read the outbox, publish, and delete
-// what was published with the next read. A row leaves the outbox only after
-// its XADD succeeded, so a Redis outage delays events and loses none.
+// The loop here has one path: wake up, read, publish, and record the position
+// of what was published with a later read. The position moves only after an
+// XADD succeeded, so a Redis outage delays events and loses none.
 // Wake-ups come from commits in this process, from other processes
 // (wakeups.ts), and from a 1 s poll.
 //
-// Delivery is at least once, and a relay avoids publishing a row twice: after
-// it is elected, and after a publish that failed (its MULTI may have been
-// applied all the same), it reads the stream's last entries and drops the
-// rows the stream already has (each entry carries its outbox id).
+// Delivery is at least once, and a relay avoids publishing an event twice:
+// after it is elected, and after a publish that failed (its MULTI may have
+// been applied all the same), it reads the stream's last entries and drops
+// the events the stream already has (each entry carries its event id).
 import type { Knex } from 'knex';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -21,15 +22,15 @@ import { createRedis, type Redis } from '../redis.js';
 import { SerialRun } from '../serial-run.js';
 import { redisEventStream, type EventStream } from './event-stream.js';
 import { AdvisoryLockLeadership, SoleLeadership, type Leadership } from './leadership.js';
-import { outboxTable, type OutboxTable } from './outbox-table.js';
+import { outboxTable, type EventSource, type OutboxTable } from './outbox-table.js';
 import { RedisWakeups, type Wakeups } from './wakeups.js';
 
 export const RELAY_BATCH = 500;
 /** Stream entries read to find rows already published: more than one batch, with room for typing events between. */
 export const STREAM_CHECK = 4 * RELAY_BATCH;
 const POLL_MS = 1000;
-/** The last batch published is deleted by the next read, or by a read this long after. */
-const DELETE_MS = 100;
+/** The position of what is published is recorded with a read at most this often, and by a read this long after the last batch. */
+const RECORD_MS = 100;
 /** How long stop() waits for a drain in flight (it waits on Redis while Redis is away). */
 const STOP_WAIT_MS = 2000;
 
@@ -45,14 +46,17 @@ export interface RelayParts {
 export class OutboxRelay {
   private stopped = false;
   private pollTimer: NodeJS.Timeout | null = null;
-  private deleteTimer: NodeJS.Timeout | null = null;
+  private recordTimer: NodeJS.Timeout | null = null;
+  private recordedAt = 0;
   private drainScheduled = false;
   private readonly draining = new SerialRun(
     () => this.drainOnce().catch((err) => this.o.log.warn({ err }, 'outbox relay: retrying')),
     () => !this.stopped,
   );
-  /** Published rows not yet deleted. */
-  private published: number[] = [];
+  /** The last read was published: the next one moves the position on. */
+  private published = false;
+  /** Event ids the stream already has (read after an election or a failed publish): not published again. */
+  private onStream = new Set<number>();
   /** Set after election and after a failed publish: the stream may already have rows the outbox still holds. */
   private checkStream = true;
 
@@ -79,14 +83,15 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.pollTimer) clearTimeout(this.pollTimer);
-    if (this.deleteTimer) clearTimeout(this.deleteTimer);
-    // Rows not deleted stay for the next relay, which finds them in the
-    // stream: nothing is lost by not waiting for a Redis that does not answer.
+    if (this.recordTimer) clearTimeout(this.recordTimer);
+    // A position not recorded makes the next relay read those events again
+    // and find them in the stream: nothing is lost by not waiting for a
+    // Redis that does not answer.
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       (async () => {
         await this.draining.current;
-        if (this.o.leadership.held) await this.o.outbox.delete(this.published).catch(() => undefined);
+        if (this.o.leadership.held) await this.o.outbox.record(this.published).catch(() => undefined);
       })(),
       new Promise((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS))),
     ]);
@@ -112,6 +117,8 @@ export class OutboxRelay {
       if (!this.o.leadership.held && (await this.o.leadership.campaign())) {
         this.o.log.debug('outbox relay: elected');
         this.checkStream = true;
+        this.published = false;
+        this.o.outbox.reset();
       }
       if (this.o.leadership.held) await this.drain();
     } catch (err) {
@@ -124,38 +131,35 @@ export class OutboxRelay {
     const { leadership, outbox, stream } = this.o;
     if (this.stopped || !leadership.held || !stream.ready()) return;
     if (this.checkStream) {
-      this.published.push(...(await stream.recentOutboxIds(STREAM_CHECK)));
+      this.onStream = new Set(await stream.recentOutboxIds(STREAM_CHECK));
       this.checkStream = false;
     }
     for (;;) {
-      const deleting = this.published;
-      this.published = [];
-      let rows;
+      const record = Date.now() - this.recordedAt >= RECORD_MS;
+      const rows = await outbox.next({ published: this.published, record, limit: RELAY_BATCH });
+      this.published = false;
+      if (record) this.recordedAt = Date.now();
+      if (rows.length === 0) return this.recordSoon();
+      const fresh = this.onStream.size > 0 ? rows.filter((row) => !this.onStream.has(row.id)) : rows;
       try {
-        rows = await outbox.next(deleting, RELAY_BATCH);
-      } catch (err) {
-        this.published = deleting.concat(this.published);
-        throw err;
-      }
-      if (rows.length === 0) return;
-      try {
-        await stream.publish(rows);
+        if (fresh.length > 0) await stream.publish(fresh);
       } catch (err) {
         this.checkStream = true;
         throw err;
       }
-      for (const row of rows) this.published.push(row.id);
-      this.o.metrics.eventsPublished.inc(rows.length);
-      if (rows.length < RELAY_BATCH || this.stopped || !leadership.held) return this.deleteSoon();
+      this.published = true;
+      this.o.metrics.eventsPublished.inc(fresh.length);
+      if (rows.length < RELAY_BATCH || this.stopped || !leadership.held) return this.recordSoon();
     }
   }
 
-  private deleteSoon(): void {
-    if (this.deleteTimer || this.stopped) return;
-    this.deleteTimer = setTimeout(() => {
-      this.deleteTimer = null;
-      if (this.published.length > 0) void this.drain();
-    }, DELETE_MS);
+  /** Once the stream has it all: records the position with a read a little later, if no read records it first. */
+  private recordSoon(): void {
+    if (this.recordTimer || this.stopped || !(this.published || this.o.outbox.unrecorded)) return;
+    this.recordTimer = setTimeout(() => {
+      this.recordTimer = null;
+      void this.drain();
+    }, RECORD_MS);
   }
 }
 
@@ -174,6 +178,8 @@ export interface RelayOptions {
   wakeChannel: string;
   /** true for the single-connection embedded database: always elected, queries through the pool. */
   sole: boolean;
+  /** Tables whose rows are events themselves, read with the outbox (services/core: messages). */
+  eventSources?: EventSource[];
   log: Logger;
   metrics: Metrics;
 }
@@ -185,8 +191,8 @@ export function createOutboxRelay(o: RelayOptions): OutboxRelay {
   publisher.on('error', (err: Error) => o.log.debug({ err: err.message }, 'relay redis connection error'));
   return new OutboxRelay({
     leadership,
-    outbox: outboxTable((sql, params) => leadership.query(sql, params)),
-        stream: redisEventStream(publisher, { bus: o.bus, accessStreamKey: o.accessStreamKey, retentionMs: o.retentionMs }),
+    outbox: outboxTable((sql, params) => leadership.query(sql, params), o.eventSources),
+    stream: redisEventStream(publisher, { bus: o.bus, accessStreamKey: o.accessStreamKey, retentionMs: o.retentionMs }),
     wakeups: new RedisWakeups(o.redis, o.redisUrl, o.wakeChannel, o.log),
     log: o.log,
     metrics: o.metrics,

@@ -1,7 +1,27 @@
-// The relay's reads and deletes of the outbox table (rows written by
-// shared/events.ts recordEvents in the transaction of each change).
+// The relay's read side: which committed events come next, by a commit-safe
+// cursor (docs/architecture.md, "The path of an event").
+//
+// Every event row carries the id of the transaction that wrote it (xid8): an
+// outbox row (shared/events.ts recordEvents) in `outbox.xid`, and a posted
+// message, which is its own message.created event, in `messages.event_xid`
+// (the event source given by services/core, messages.store.ts). The relay's
+// position is a pair of snapshots: `done`, up to which every event is
+// published, and the snapshot it reads now. Each read returns the rows of the
+// transactions visible now and not in `done` — those that committed since —
+// however long they ran: a transaction that commits long after later ones is
+// read when it commits, never skipped, and none waits for it. Events of one
+// read come in the order they were written (one sequence, event_seq, numbers
+// outbox rows and messages): a change made after another committed is
+// written after it, so it is published after it.
+//
+// Nothing is deleted per event. The position is recorded in relay_cursor
+// (with a later read, at most every RECORD_MS) and outbox rows older than the
+// recorded `done` are deleted then, in bulk; messages stay what they are.
+// A relay that dies before recording makes its successor read again what it
+// published since: the stream's entries carry the event ids, and the relay
+// skips the ones the stream has (outbox-relay.ts).
 
-/** A committed event as the relay publishes it: the JSON is published as stored. */
+/** A committed event as the relay publishes it: `id` is its place in event_seq, `event` the JSON as published. */
 export interface OutboxRow {
   id: number;
   type: string;
@@ -12,31 +32,127 @@ export interface OutboxRow {
 
 type Query = <R>(sql: string, params: unknown[]) => Promise<R[]>;
 
-export interface OutboxTable {
-  /**
-   * Deletes the rows `published` and returns the next `limit` rows, oldest
-   * first, none of them one of `published`: one statement, one round trip.
-   */
-  next(published: number[], limit: number): Promise<OutboxRow[]>;
-  delete(ids: number[]): Promise<void>;
+/**
+ * The predicate "written by a transaction that committed after `w.done` and
+ * is visible in `w.target`", for a source's xid8 column. The index on the
+ * column serves the lower bound: the oldest transaction still running at
+ * `done`.
+ */
+export const inReadWindow = (xidColumn: string) =>
+  `${xidColumn} >= pg_snapshot_xmin(w.done) AND pg_visible_in_snapshot(${xidColumn}, w.target) AND NOT pg_visible_in_snapshot(${xidColumn}, w.done)`;
+
+/**
+ * A table whose rows are events themselves: SQL selecting `id` (from
+ * event_seq), `type`, `event` (JSON text) and `channel_id` (text, the shard's
+ * key) from its rows in the read window,
+ * `FROM <table>, w WHERE inReadWindow(<xid column>) AND <id> > w.after`.
+ */
+export type EventSource = string;
+
+interface Position {
+  done: string;
+  /** The snapshot of a read cut by its limit: the next reads finish it. */
+  target: string | null;
+  /** The last id read of `target`. */
+  after: string;
 }
 
-export function outboxTable(query: Query): OutboxTable {
+export interface OutboxTable {
+  /**
+   * The next `limit` events, in order. `published`: the events the previous
+   * call returned are on the stream (their position moves on); otherwise they
+   * are read again. `record`: the position of what is published is written
+   * to the database in the same statement.
+   */
+  next(o: { published: boolean; record: boolean; limit: number }): Promise<OutboxRow[]>;
+  /** Records the position of what is published (`published`: the events the last call returned are too), if not recorded yet. */
+  record(published: boolean): Promise<void>;
+  /** Whether the position of published events is not recorded yet. */
+  readonly unrecorded: boolean;
+  /** Forgets the position in memory: the next read starts at the recorded one (after an election). */
+  reset(): void;
+}
+
+export function outboxTable(query: Query, sources: EventSource[] = []): OutboxTable {
+  /** Published up to here; null: take the recorded position. */
+  let published: Position | null = null;
+  /** Where the last read ended (published once the relay says so). */
+  let read: Position | null = null;
+  let recorded = true;
+
+  const statement = `
+    WITH rec AS (
+      UPDATE relay_cursor SET done = $1::text::pg_snapshot, target = $2::text::pg_snapshot, after = $3::bigint WHERE $4::boolean AND $1::text IS NOT NULL
+    ), gc AS (
+      DELETE FROM outbox WHERE $4::boolean AND $1::text IS NOT NULL AND xid < pg_snapshot_xmin($1::text::pg_snapshot)
+    ), w AS (
+      SELECT p.done, coalesce(p.target, pg_current_snapshot()) AS target, p.after
+        FROM (SELECT $1::text::pg_snapshot AS done, $2::text::pg_snapshot AS target, $3::bigint AS after WHERE $1::text IS NOT NULL
+              UNION ALL
+              SELECT done, target, after FROM relay_cursor WHERE $1::text IS NULL) p
+    ), e AS (
+      SELECT o.id, o.event->>'type' AS type, o.event::text AS event,
+             COALESCE(o.event->'to'->>'channel_id', o.event->'data'->'conversation'->>'id') AS channel_id
+        FROM outbox o, w WHERE ${inReadWindow('o.xid')} AND o.id > w.after
+      ${sources.map((s) => `UNION ALL ${s}`).join('\n')}
+      ORDER BY id LIMIT $5
+    )
+    SELECT w.done::text AS done, w.target::text AS target, e.id, e.type, e.event, e.channel_id FROM w LEFT JOIN e ON true ORDER BY e.id`;
+
+  async function run(record: boolean, limit: number): Promise<OutboxRow[]> {
+    const from = published;
+    const rows = await query<{ done: string; target: string; id: string | null; type: string; event: string; channel_id: string | null }>(statement, [
+      from?.done ?? null,
+      from?.target ?? null,
+      from?.after ?? '0',
+      record && !recorded,
+      limit,
+    ]);
+    if (record) recorded = true;
+    const head = rows[0];
+    if (!head) throw new Error('relay_cursor has no row');
+    const events = rows.filter((r) => r.id !== null).map((r) => ({ id: Number(r.id), type: r.type, event: r.event, channelId: r.channel_id }));
+    // A full read leaves the rest of its snapshot for the next ones.
+    read =
+      events.length < limit
+        ? { done: head.target, target: null, after: '0' }
+        : { done: head.done, target: head.target, after: String(events[events.length - 1]!.id) };
+    // Nothing to publish: the position moves on at once (recording it can
+    // wait: reading from the recorded one would find nothing more).
+    if (events.length === 0) advance(false);
+    return events;
+  }
+
+  function advance(changed: boolean) {
+    if (!read) return;
+    published = read;
+    read = null;
+    if (changed) recorded = false;
+  }
+
   return {
-    async next(published, limit) {
-      // The SELECT sees the table as it was before the DELETE in the same
-      // statement, hence the NOT (id = ANY …).
-      const rows = await query<{ id: string; type: string; event: string; channel_id: string | null }>(
-        `WITH done AS (DELETE FROM outbox WHERE id = ANY($1::bigint[]))
-         SELECT id, event->>'type' AS type, event::text AS event,
-                COALESCE(event->'to'->>'channel_id', event->'data'->'conversation'->>'id') AS channel_id FROM outbox
-          WHERE NOT (id = ANY($1::bigint[])) ORDER BY id LIMIT $2`,
-        [published, limit],
-      );
-      return rows.map((r) => ({ id: Number(r.id), type: r.type, event: r.event, channelId: r.channel_id }));
+    async next({ published: wasPublished, record, limit }) {
+      if (wasPublished) advance(true);
+      return run(record, limit);
     },
-    async delete(ids) {
-      if (ids.length > 0) await query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [ids]);
+    get unrecorded() {
+      return !recorded || read !== null;
+    },
+    async record(wasPublished) {
+      if (wasPublished) advance(true);
+      if (recorded || !published) return;
+      const p = published;
+      await query(
+        `WITH rec AS (UPDATE relay_cursor SET done = $1::text::pg_snapshot, target = $2::text::pg_snapshot, after = $3::bigint)
+         DELETE FROM outbox WHERE xid < pg_snapshot_xmin($1::text::pg_snapshot)`,
+        [p.done, p.target, p.after],
+      );
+      if (published === p) recorded = true;
+    },
+    reset() {
+      published = null;
+      read = null;
+      recorded = true;
     },
   };
 }

@@ -11,10 +11,18 @@ import type { OutboxRow, OutboxTable } from '../../shared/relay/outbox-table.js'
 import type { Wakeups } from '../../shared/relay/wakeups.js';
 import { SerialRun } from '../../shared/serial-run.js';
 
+/**
+ * Events in commit order and the relay's position in them, as outbox-table.ts
+ * keeps it: published up to a point, read a little further, recorded in the
+ * database up to a point at or before the published one.
+ */
 class MemoryOutbox implements OutboxTable {
   rows: OutboxRow[] = [];
   reads = 0;
   failNext = false;
+  publishedUpTo = 0;
+  readUpTo = 0;
+  recordedUpTo = 0;
   private nextId = 1;
 
   commit(n: number, type = 'message.created'): number[] {
@@ -27,20 +35,35 @@ class MemoryOutbox implements OutboxTable {
     return ids;
   }
 
-  async next(published: number[], limit: number): Promise<OutboxRow[]> {
+  /** The ids past the recorded position: what a relay elected now would read again. */
+  get unrecordedIds() {
+    return this.rows.slice(this.recordedUpTo).map((r) => r.id);
+  }
+
+  get unrecorded() {
+    return this.recordedUpTo < this.publishedUpTo || this.readUpTo > this.publishedUpTo;
+  }
+
+  async next(o: { published: boolean; record: boolean; limit: number }): Promise<OutboxRow[]> {
     this.reads++;
     if (this.failNext) {
       this.failNext = false;
       throw new Error('connection lost');
     }
-    const done = new Set(published);
-    this.rows = this.rows.filter((r) => !done.has(r.id));
-    return this.rows.slice(0, limit);
+    if (o.published) this.publishedUpTo = this.readUpTo;
+    if (o.record) this.recordedUpTo = this.publishedUpTo;
+    const rows = this.rows.slice(this.publishedUpTo, this.publishedUpTo + o.limit);
+    this.readUpTo = this.publishedUpTo + rows.length;
+    return rows;
   }
 
-  async delete(ids: number[]): Promise<void> {
-    const done = new Set(ids);
-    this.rows = this.rows.filter((r) => !done.has(r.id));
+  async record(published: boolean): Promise<void> {
+    if (published) this.publishedUpTo = this.readUpTo;
+    this.recordedUpTo = this.publishedUpTo;
+  }
+
+  reset(): void {
+    this.publishedUpTo = this.readUpTo = this.recordedUpTo;
   }
 }
 
@@ -115,6 +138,14 @@ function relayWith(over: { outbox?: MemoryOutbox; stream?: MemoryStream } = {}) 
   return { relay, published, ...parts };
 }
 
+async function waitUntil(ok: () => boolean, ms = 2_000) {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 describe('OutboxRelay', () => {
   const running: OutboxRelay[] = [];
   const track = <T extends { relay: OutboxRelay }>(r: T) => (running.push(r.relay), r);
@@ -122,19 +153,19 @@ describe('OutboxRelay', () => {
     await Promise.all(running.splice(0).map((r) => r.stop()));
   });
 
-  it('publishes committed rows once each, oldest first, and deletes them with the next read', async () => {
+  it('publishes committed events once each, in order, and records its position with a later read', async () => {
     const r = track(relayWith());
     const ids = r.outbox.commit(3);
     await r.relay.start();
     expect(r.stream.entries).to.deep.equal(ids);
     expect(r.published.count).to.equal(3);
-    // Published, not yet deleted: the next read deletes them and publishes only what is new.
+    // Published, not yet recorded: a read moves the position on and publishes only what is new.
     const more = r.outbox.commit(2);
     await r.relay.drain();
     expect(r.stream.entries).to.deep.equal([...ids, ...more]);
-    expect(r.outbox.rows.map((row) => row.id)).to.deep.equal(more);
-    await r.relay.drain();
-    expect(r.outbox.rows).to.deep.equal([]);
+    expect(r.outbox.publishedUpTo).to.equal(3);
+    // Within RECORD_MS of the last record a read does not write it: the timer's read does.
+    await waitUntil(() => r.outbox.recordedUpTo === 5 && !r.outbox.unrecorded);
   });
 
   it('publishes a backlog in batches, in order', async () => {
@@ -180,13 +211,13 @@ describe('OutboxRelay', () => {
     expect(r.stream.entries).to.deep.equal(ids);
   });
 
-  it('keeps rows whose publish failed and publishes them once later', async () => {
+  it('reads again events whose publish failed and publishes them once later', async () => {
     const r = track(relayWith());
     const ids = r.outbox.commit(3);
     r.stream.failNext = 'before';
     await r.relay.start();
     expect(r.stream.entries).to.deep.equal([]);
-    expect(r.outbox.rows.map((row) => row.id)).to.deep.equal(ids);
+    expect(r.outbox.publishedUpTo).to.equal(0);
     await r.relay.drain();
     expect(r.stream.entries).to.deep.equal(ids);
   });
@@ -199,10 +230,10 @@ describe('OutboxRelay', () => {
     await r.relay.drain();
     await r.relay.drain();
     expect(r.stream.entries).to.deep.equal(ids);
-    expect(r.outbox.rows).to.deep.equal([]);
+    expect(r.outbox.publishedUpTo).to.equal(3);
   });
 
-  it('once elected, skips the rows a relay before it published but did not delete', async () => {
+  it('once elected, skips the events a relay before it published but did not record', async () => {
     const outbox = new MemoryOutbox();
     const stream = new MemoryStream();
     const ids = outbox.commit(4);
@@ -213,7 +244,7 @@ describe('OutboxRelay', () => {
     expect(stream.tailReads).to.equal(1);
   });
 
-  it('keeps the published ids when a read fails, and deletes them with the next read', async () => {
+  it('keeps its position when a read fails, and moves it on with the next read', async () => {
     const r = track(relayWith());
     const ids = r.outbox.commit(2);
     await r.relay.start();
@@ -221,7 +252,20 @@ describe('OutboxRelay', () => {
     await r.relay.drain();
     await r.relay.drain();
     expect(r.stream.entries).to.deep.equal(ids);
-    expect(r.outbox.rows).to.deep.equal([]);
+    expect(r.outbox.publishedUpTo).to.equal(2);
+  });
+
+  it('after an election reads from the recorded position and skips what the stream has', async () => {
+    const r = track(relayWith());
+    const ids = r.outbox.commit(3);
+    await r.relay.start();
+    expect(r.outbox.recordedUpTo).to.equal(0); // published, position not recorded yet
+    // The lock is lost and won again (another relay's term in between published nothing).
+    r.leadership.held = false;
+    r.outbox.commit(2);
+    await r.relay.drain();
+    await waitUntil(() => r.stream.entries.length === 5, 3_000);
+    expect(r.stream.entries).to.deep.equal([...ids, 4, 5]);
   });
 
   it('folds drains asked for while one runs into one more', async () => {
@@ -234,13 +278,13 @@ describe('OutboxRelay', () => {
     expect(r.stream.entries).to.have.length(1);
   });
 
-  it('on stop deletes what it published, gives up the lock and stops listening', async () => {
+  it('on stop records its position, gives up the lock and stops listening', async () => {
     const r = relayWith();
     r.outbox.commit(2);
     await r.relay.start();
-    expect(r.outbox.rows).to.have.length(2);
+    expect(r.outbox.recordedUpTo).to.equal(0);
     await r.relay.stop();
-    expect(r.outbox.rows).to.deep.equal([]);
+    expect(r.outbox.recordedUpTo).to.equal(2);
     expect(r.leadership.closed).to.equal(true);
     expect(r.wakeups.closed).to.equal(true);
     r.outbox.commit(1);

@@ -104,23 +104,25 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
   };
   const message = presentMessage(rt.config.featureLevel, row);
   const event: AxidEvent = { type: 'message.created', to: channelScope(args.workspaceId, args.channelId), data: { message } };
-  const json = JSON.stringify(event);
-  let outboxId: number | null;
+  // The row is the event (messages.store.ts messageCreatedEvents), rendered by
+  // the relay as this; a streamed reply's is written as posted (its appends are deltas).
+  const eventJson = row.streaming ? JSON.stringify(event) : null;
+  let inserted: boolean;
   try {
     const also = args.alsoInTransaction;
-    outboxId = also
+    inserted = also
       ? await rt.db.transaction(async (trx) => {
-          const id = await store.insertMessageWithEvent(trx, row, json);
-          if (id !== null) await also(trx, message);
-          return id;
+          const ok = await store.insertMessage(trx, row, eventJson);
+          if (ok) await also(trx, message);
+          return ok;
         })
-      : await store.insertMessageWithEvent(rt.db, row, json);
+      : await store.insertMessage(rt.db, row, eventJson);
   } catch (err) {
     // 23503: the root was deleted between the check and the insert.
     if ((err as { code?: string }).code === '23503' && threadId) throw badThread();
     throw err;
   }
-  if (outboxId === null) throw badThread();
+  if (!inserted) throw badThread();
   rt.events.committed([event]);
   return message;
 }

@@ -1,6 +1,7 @@
 import { commitDeadline, runPrepared, type Db, type Knex, type PreparedStatement } from '../../../shared/db/knex.js';
 import type { JsonPage } from '../../../shared/http/envelope.js';
 import type { FeatureLevel } from '../../../shared/feature-level.js';
+import { inReadWindow, type EventSource } from '../../../shared/relay/outbox-table.js';
 import { messageFieldsAt, type MessageField, type MessageRow, type ReactionSummary } from './messages.presenter.js';
 
 const MESSAGE_COLUMNS = [
@@ -31,29 +32,38 @@ const json = (v: unknown) => (v === null || v === undefined ? null : JSON.string
 /** A message about to be inserted: its row without what the database assigns or joins. */
 export type NewMessage = Omit<MessageRow, 'seq' | 'edited_at' | 'reply_count' | 'last_reply_at'>;
 
+// A posted message is its own message.created event: event_xid, the id of
+// the transaction that wrote it, and the relay reads it once that transaction
+// is visible (MESSAGE_CREATED_EVENTS below, shared/relay/outbox-table.ts).
+// A streamed reply (level 3) records its event in the outbox instead, as
+// posted: its appends are deltas, and a message.created rendered later from
+// the row would already hold them. commit_by: Postgres refuses to commit past
+// the time the client gave up (migration 010; the outbox row's otherwise).
 const MESSAGE_INSERT_COLUMNS = `id, workspace_id, channel_id, author_id, thread_id, content, content_json, metadata,
-                              card_origin, mentioned_user_ids, display, webhook_id, created_at, streaming, streaming_at`;
-const MESSAGE_INSERT_VALUES = `$1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6, $7::json, $8::json, $9, $10::uuid[], $11::json, $12::text, $13::timestamptz,
-                              $16::boolean, CASE WHEN $16::boolean THEN $13::timestamptz END`;
+                              card_origin, mentioned_user_ids, display, webhook_id, created_at, streaming, streaming_at, event_xid, commit_by`;
+const messageInsertValues = (ownEvent: boolean) => `$1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6, $7::json, $8::json, $9, $10::uuid[], $11::json, $12::text, $13::timestamptz,
+                              $15::boolean, CASE WHEN $15::boolean THEN $13::timestamptz END, ${ownEvent ? 'pg_current_xact_id(), $14::timestamptz' : 'NULL, NULL'}`;
+/** A streamed reply's event row ($16: the event's JSON). */
+const OUTBOX_ROW = 'INSERT INTO outbox (event, commit_by) SELECT $16::jsonb, $14::timestamptz';
 
 // The hot path of posting, sent as named prepared statements: Postgres parses
 // and plans each once per connection, and each post sends only its values.
 // A top-level post and a reply have a statement each: the reply's thread
 // upsert and root update cost a top-level post half of its Postgres time
 // even when they touch no row.
-const INSERT_MESSAGE: PreparedStatement = {
-  name: 'axid_insert_message',
-  text: `WITH m AS (
-       INSERT INTO messages (${MESSAGE_INSERT_COLUMNS}) VALUES (${MESSAGE_INSERT_VALUES})
-     )
-     INSERT INTO outbox (event, commit_by) VALUES ($14::jsonb, $15::timestamptz) RETURNING id`,
-};
+const insertMessage_ = (ownEvent: boolean): PreparedStatement => ({
+  name: ownEvent ? 'axid_insert_message' : 'axid_insert_message_outbox',
+  text: ownEvent
+    ? `INSERT INTO messages (${MESSAGE_INSERT_COLUMNS}) VALUES (${messageInsertValues(true)})`
+    : `WITH m AS (INSERT INTO messages (${MESSAGE_INSERT_COLUMNS}) VALUES (${messageInsertValues(false)}))
+       ${OUTBOX_ROW} RETURNING 1 AS inserted`,
+});
 
-const INSERT_REPLY: PreparedStatement = {
-  name: 'axid_insert_reply',
+const insertReply = (ownEvent: boolean): PreparedStatement => ({
+  name: ownEvent ? 'axid_insert_reply' : 'axid_insert_reply_outbox',
   text: `WITH m AS (
        INSERT INTO messages (${MESSAGE_INSERT_COLUMNS})
-       SELECT ${MESSAGE_INSERT_VALUES}
+       SELECT ${messageInsertValues(ownEvent)}
        WHERE EXISTS (SELECT 1 FROM messages r WHERE r.id = $5::uuid AND r.channel_id = $3::uuid AND r.thread_id IS NULL)
        RETURNING thread_id, workspace_id, channel_id, created_at
      ), t AS (
@@ -65,17 +75,25 @@ const INSERT_REPLY: PreparedStatement = {
      ), hint AS (
        UPDATE messages SET has_replies = true WHERE id = (SELECT thread_id FROM m) AND NOT has_replies
      )
-     INSERT INTO outbox (event, commit_by) SELECT $14::jsonb, $15::timestamptz FROM m RETURNING id`,
+     ${ownEvent ? 'SELECT 1 AS inserted FROM m' : `${OUTBOX_ROW} FROM m RETURNING 1 AS inserted`}`,
+});
+
+const STATEMENTS = {
+  message: insertMessage_(true),
+  messageWithOutbox: insertMessage_(false),
+  reply: insertReply(true),
+  replyWithOutbox: insertReply(false),
 };
 
 /**
- * Posts a message in ONE statement (one round trip, atomic): the message and
- * its outbox row; for a reply also its thread record (created by the first
- * reply, counted by the next) and the root's has_replies hint. A reply is
- * inserted only if thread_id names a top-level message of the same channel.
- * Returns the outbox row's id, or null when the reply was refused.
+ * Posts a message in ONE statement (one round trip, atomic): the message,
+ * which is its own message.created event, or with `eventJson` (a streamed
+ * reply) the message and its outbox row; for a reply also its thread record
+ * (created by the first reply, counted by the next) and the root's
+ * has_replies hint. A reply is inserted only if thread_id names a top-level
+ * message of the same channel. Returns false when the reply was refused.
  */
-export async function insertMessageWithEvent(db: Knex, m: NewMessage, eventJson: string): Promise<number | null> {
+export async function insertMessage(db: Knex, m: NewMessage, eventJson: string | null): Promise<boolean> {
   const values = [
     m.id,
     m.workspace_id,
@@ -90,12 +108,16 @@ export async function insertMessageWithEvent(db: Knex, m: NewMessage, eventJson:
     json(m.display),
     m.webhook_id,
     m.created_at.toISOString(),
-    eventJson,
     commitDeadline(db),
     m.streaming,
   ];
-  const { rows } = await runPrepared<{ id: string }>(db, m.thread_id === null ? INSERT_MESSAGE : INSERT_REPLY, values);
-  return rows.length === 1 ? Number(rows[0]!.id) : null;
+  const reply = m.thread_id !== null;
+  if (eventJson === null) {
+    const { rows, rowCount } = await runPrepared(db, reply ? STATEMENTS.reply : STATEMENTS.message, values);
+    return reply ? rows.length === 1 : rowCount === 1;
+  }
+  const { rows } = await runPrepared(db, reply ? STATEMENTS.replyWithOutbox : STATEMENTS.messageWithOutbox, [...values, eventJson]);
+  return rows.length === 1;
 }
 
 /**
@@ -142,9 +164,24 @@ const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
   streaming: 'm.streaming',
 };
 
-/** A Message as JSON, with the fields of `level` (messageFieldsAt). */
-const messageJson = (level: FeatureLevel) => `to_json((SELECT x FROM (SELECT
-    ${messageFieldsAt(level).map((field) => `${MESSAGE_FIELD_SQL[field]} AS ${field}`).join(',\n    ')}) x))`;
+/** A Message as JSON, with the fields of `level` (messageFieldsAt); `fields` overrides how some are given. */
+const messageJson = (level: FeatureLevel, fields: Record<MessageField, string> = MESSAGE_FIELD_SQL) => `to_json((SELECT x FROM (SELECT
+    ${messageFieldsAt(level).map((field) => `${fields[field]} AS ${field}`).join(',\n    ')}) x))`;
+
+/**
+ * Posted messages as message.created events at `level`, for the relay
+ * (shared/relay/outbox-table.ts reads them with the outbox, in one order):
+ * the event postMessage gives its commit listeners, byte for byte, with the
+ * message as it was posted (no thread, no reactions yet). Its content is the
+ * row's when the relay reads it: an edit or a delete that committed before is
+ * published after it (message.updated, message.deleted).
+ */
+export const messageCreatedEvents = (level: FeatureLevel): EventSource => `
+  SELECT m.seq AS id, 'message.created' AS type,
+         '{"type":"message.created","to":{"scope":"channel","workspace_id":"' || m.workspace_id || '","channel_id":"' || m.channel_id ||
+         '"},"data":{"message":' || ${messageJson(level, { ...MESSAGE_FIELD_SQL, thread: 'NULL::json', reactions: `'[]'::json` })}::text || '}}' AS event,
+         m.channel_id::text AS channel_id
+    FROM messages m, w WHERE ${inReadWindow('m.event_xid')} AND m.seq > w.after
 
 /**
  * One page as JSON text, newest first: the first $3 of the $3 + 1 rows

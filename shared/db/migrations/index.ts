@@ -14,6 +14,7 @@ import * as readState from './040_read_state.js';
 import * as eventSubscriptions from './050_event_subscriptions.js';
 import * as signIn from './060_sign_in.js';
 import * as outboxAutovacuum from './070_outbox_autovacuum.js';
+import * as eventCursor from './080_event_cursor.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '050_event_subscriptions': eventSubscriptions,
   '060_sign_in': signIn,
   '070_outbox_autovacuum': outboxAutovacuum,
+  '080_event_cursor': eventCursor,
 };
