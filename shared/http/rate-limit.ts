@@ -17,7 +17,7 @@
 // escapes the limit nor leaves a Redis key each.
 import type { Next } from 'koa';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { authenticate, bearerToken } from '../auth.js';
+import { authenticate, bearerToken, cachedActor } from '../auth.js';
 import { AppError } from '../errors.js';
 import { keys, type Redis } from '../redis.js';
 import type { Runtime } from '../runtime.js';
@@ -76,7 +76,7 @@ export async function rateLimitKey(ctx: AppContext, hookTakesPosts?: HookCheck):
   if (token) {
     const { rt } = ctx.state;
     try {
-      ctx.state.actor = await authenticate(rt.db, token, rt.access);
+      ctx.state.actor = cachedActor(token, rt.access) ?? (await authenticate(rt.db, token, rt.access));
       return `key:${ctx.state.actor.keyId}`;
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 401) throw err;

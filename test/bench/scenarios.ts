@@ -16,6 +16,7 @@ import type { CannonArgs, CannonResult, PosterArgs, PosterResult, UploadArgs } f
 import type { StreamSpec } from './load/sse-client.js';
 import { findNchan, startNchan, type NchanInstall } from './lib/nchan.js';
 import { pgCost, pgMark } from './lib/pgcost.js';
+import { heapSampling, inspectFlags, inspectorUrl, sampleHeap } from './lib/heap.js';
 
 /** How the outbox floor keeps its events (servers/floor-post-outbox.ts): as Axid does. */
 export const OUTBOX_FLOOR_MODE = 'row';
@@ -55,14 +56,14 @@ export async function startAxid(b: Bench, name: string, roles: string, o: { rais
     env: { ...b.axidEnv, ROLES: roles, PORT: String(port), PUBLIC_BASE_URL: b.axidEnv.PUBLIC_BASE_URL ?? url },
     raiseFileLimit: o.raiseFileLimit,
     // e.g. --cpu-prof --cpu-prof-dir=<dir>: profiles are written when the bench stops the process
-    nodeFlags: (process.env.BENCH_AXID_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+    nodeFlags: [...(process.env.BENCH_AXID_NODE_FLAGS ?? '').split(' ').filter(Boolean), ...inspectFlags()],
   });
   await waitReady(proc, `${url}/readyz`);
   return { proc, url };
 }
 
 export async function startFloor(name: string, file: string, env: Record<string, string>, o: { raiseFileLimit?: boolean } = {}) {
-  const proc = spawnNode(name, `test/bench/servers/${file}`, { env, raiseFileLimit: o.raiseFileLimit });
+  const proc = spawnNode(name, `test/bench/servers/${file}`, { env, raiseFileLimit: o.raiseFileLimit, nodeFlags: inspectFlags() });
   const port = await waitListening(proc);
   return { proc, url: `http://127.0.0.1:${port}` };
 }
@@ -243,6 +244,21 @@ export async function posts(b: Bench, s: Scenario): Promise<void> {
     floor2: { label: 'outbox floor', args: { ...base, url: b.floorOutbox.url }, pid: b.floorOutbox.proc.pid },
     pgCost: { target: 1.3 },
   });
+  if (heapSampling) {
+    // One more run per side with the sampling heap profiler on (not in the table: it slows the server).
+    const sides = [
+      ['Axid', available ? { ...base, url: b.api.url, headers: { authorization: `Bearer ${b.adminKey}` } } : null, b.api.proc],
+      ['floor', { ...base, url: b.floorPost.url }, b.floorPost.proc],
+      ['outbox floor', { ...base, url: b.floorOutbox.url }, b.floorOutbox.proc],
+    ] as const;
+    for (const [side, args, proc] of sides) {
+      const url = inspectorUrl(proc.output());
+      if (!args || !url) continue;
+      const { result, sample } = await sampleHeap(url, () => cannon(b, args));
+      const per = (n: number) => `${(n / Math.max(1, result.ok) / 1024).toFixed(1)} KB`;
+      s.notes.push(`allocation per request, ${side} (sampling heap profile, collected objects included, ${result.ok} requests): ${per(sample.bytes)}; largest: ${sample.top.map((t) => `${t.where} ${per(t.bytes)}`).join(', ')}`);
+    }
+  }
   s.notes.push(
     `the outbox floor (servers/floor-post-outbox.ts, FLOOR_OUTBOX=${OUTBOX_FLOOR_MODE}) writes each post and its event as Axid does and relays it; its rows ("vs outbox floor") compare the same Axid rounds with it, run third in each round`,
     'PostgreSQL CPU and WAL per request: the backends of the bench database (/proc) and its WAL records (pg_waldump), each side alone on the database during its run',

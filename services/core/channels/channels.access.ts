@@ -25,12 +25,24 @@ export async function requireReadable(
   kind: ChannelKind = 'channel',
   cache?: AccessCache,
 ): Promise<Readable> {
-  let found = cache?.getAccess(channelId, actor.userId) as Readable | undefined;
-  if (!found) {
-    const mark = cache?.mark() ?? 0;
-    found = await findWithMembership(db, actor, channelId);
-    if (found) cache?.setAccess(mark, channelId, actor.userId, found);
-  }
+  const cached = cache && cachedReadable(actor, channelId, kind, cache);
+  if (cached) return cached;
+  const mark = cache?.mark() ?? 0;
+  const found = await findWithMembership(db, actor, channelId);
+  if (found) cache?.setAccess(mark, channelId, actor.userId, found);
+  return readable(found, kind);
+}
+
+/**
+ * requireReadable answered from the access cache without a promise (the post
+ * path awaits only on a miss): undefined when the cache does not know.
+ */
+export function cachedReadable(actor: Actor, channelId: string, kind: ChannelKind, cache: AccessCache): Readable | undefined {
+  const cached = cache.getAccess(channelId, actor.userId) as Readable | undefined;
+  return cached && readable(cached, kind);
+}
+
+function readable(found: Readable | undefined, kind: ChannelKind): Readable {
   if (!found) throw hiddenError(kind);
   const isChannel = found.channel.kind === 'channel';
   if (isChannel !== (kind === 'channel')) throw hiddenError(kind);

@@ -11,7 +11,7 @@ import { decodeCursor, list, listJson, pageOf, type PageQuery } from '../../../s
 import { parseOrThrow } from '../../../shared/validation.js';
 import { isUuid } from '../../../shared/ids.js';
 import type { Runtime } from '../../../shared/runtime.js';
-import { requireReadable, type ChannelKind } from '../channels/channels.access.js';
+import { cachedReadable, requireReadable, type ChannelKind } from '../channels/channels.access.js';
 import { canDeleteMessage, canEditMessage, canParticipate } from './messages.policy.js';
 import { presentMessage, presentMessageEdit, presentReaction, type ContentDocument, type MessageDisplay, type MessageObject, type MessageRow } from './messages.presenter.js';
 import { sanitizeContent } from './messages.sanitize.js';
@@ -128,7 +128,7 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
 }
 
 export async function createMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, body: PostMessageInput) {
-  const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  const { channel, isMember } = cachedReadable(actor, channelId, kind, rt.access) ?? (await requireReadable(rt.db, actor, channelId, kind, rt.access));
   if (!canParticipate(isMember)) throw joinFirst(kind);
   return postMessage(rt, {
     workspaceId: actor.workspaceId,
