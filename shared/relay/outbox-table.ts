@@ -34,12 +34,19 @@ type Query = <R>(sql: string, params: unknown[]) => Promise<R[]>;
 
 /**
  * The predicate "written by a transaction that committed after `w.done` and
- * is visible in `w.target`", for a source's xid8 column. The index on the
- * column serves the lower bound: the oldest transaction still running at
- * `done`.
+ * is visible in `w.target`", for a source's xid8 column: one that had not
+ * started at `done` (xid at or past its xmax) or was running then (in its
+ * list), each an index range or probe on the column. Not "xid at or past
+ * done's xmin": xids are the cluster's, so any long transaction, in any
+ * database of the server, would hold that bound back and make every read scan
+ * everything written since it began.
  */
 export const inReadWindow = (xidColumn: string) =>
-  `${xidColumn} >= pg_snapshot_xmin(w.done) AND pg_visible_in_snapshot(${xidColumn}, w.target) AND NOT pg_visible_in_snapshot(${xidColumn}, w.done)`;
+  `(${xidColumn} >= w.done_xmax OR ${xidColumn} = ANY (w.done_xip)) AND pg_visible_in_snapshot(${xidColumn}, w.target)`;
+
+/** Outbox rows of transactions visible in `snapshot` (published when it is the recorded `done`). */
+const PUBLISHED_AT = (snapshot: string) =>
+  `xid < pg_snapshot_xmax(${snapshot}) AND NOT (xid = ANY (ARRAY(SELECT pg_snapshot_xip(${snapshot}))))`;
 
 /**
  * A table whose rows are events themselves: SQL selecting `id` (from
@@ -84,9 +91,10 @@ export function outboxTable(query: Query, sources: EventSource[] = []): OutboxTa
     WITH rec AS (
       UPDATE relay_cursor SET done = $1::text::pg_snapshot, target = $2::text::pg_snapshot, after = $3::bigint WHERE $4::boolean AND $1::text IS NOT NULL
     ), gc AS (
-      DELETE FROM outbox WHERE $4::boolean AND $1::text IS NOT NULL AND xid < pg_snapshot_xmin($1::text::pg_snapshot)
+      DELETE FROM outbox WHERE $4::boolean AND $1::text IS NOT NULL AND ${PUBLISHED_AT('$1::text::pg_snapshot')}
     ), w AS (
-      SELECT p.done, coalesce(p.target, pg_current_snapshot()) AS target, p.after
+      SELECT p.done, pg_snapshot_xmax(p.done) AS done_xmax, ARRAY(SELECT pg_snapshot_xip(p.done)) AS done_xip,
+             coalesce(p.target, pg_current_snapshot()) AS target, p.after
         FROM (SELECT $1::text::pg_snapshot AS done, $2::text::pg_snapshot AS target, $3::bigint AS after WHERE $1::text IS NOT NULL
               UNION ALL
               SELECT done, target, after FROM relay_cursor WHERE $1::text IS NULL) p
@@ -144,7 +152,7 @@ export function outboxTable(query: Query, sources: EventSource[] = []): OutboxTa
       const p = published;
       await query(
         `WITH rec AS (UPDATE relay_cursor SET done = $1::text::pg_snapshot, target = $2::text::pg_snapshot, after = $3::bigint)
-         DELETE FROM outbox WHERE xid < pg_snapshot_xmin($1::text::pg_snapshot)`,
+         DELETE FROM outbox WHERE ${PUBLISHED_AT('$1::text::pg_snapshot')}`,
         [p.done, p.target, p.after],
       );
       if (published === p) recorded = true;

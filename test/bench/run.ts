@@ -238,6 +238,10 @@ async function main() {
         event jsonb NOT NULL,
         created_at timestamptz NOT NULL DEFAULT now()
       );
+      CREATE TABLE floor_outbox_slim (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        message_id uuid NOT NULL
+      );
     `);
     b.floorPost = await startFloor('floor-post', 'floor-post.ts', {
       DATABASE_URL: databaseUrl,

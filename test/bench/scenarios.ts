@@ -18,8 +18,11 @@ import { findNchan, startNchan, type NchanInstall } from './lib/nchan.js';
 import { pgCost, pgMark } from './lib/pgcost.js';
 import { heapSampling, inspectFlags, inspectorUrl, sampleHeap } from './lib/heap.js';
 
-/** How the outbox floor keeps its events (servers/floor-post-outbox.ts): as Axid does. */
-export const OUTBOX_FLOOR_MODE = 'row';
+/**
+ * How the outbox floor keeps its events (servers/floor-post-outbox.ts): as
+ * Axid does; BENCH_OUTBOX_FLOOR=row|slim measures another design.
+ */
+export const OUTBOX_FLOOR_MODE = process.env.BENCH_OUTBOX_FLOOR ?? 'cursor';
 
 export interface Bench {
   id: string;

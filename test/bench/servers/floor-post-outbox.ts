@@ -8,6 +8,9 @@
 // - `row`: the message and an outbox row carrying the whole event (jsonb) in
 //   one statement; the relay reads the oldest rows and deletes the ones it
 //   published with its next read (Axid's outbox before issue 28);
+// - `slim`: the message and an outbox row carrying only the message id in one
+//   statement; the relay renders the events with one join per batch and
+//   deletes as `row` does (a design measured for issue 28, not taken);
 // - `cursor`: the message row is the event: it carries its writing
 //   transaction's id (xid8), and the relay reads the rows of the transactions
 //   that became visible since its last snapshot (Axid's design since issue 28,
@@ -23,7 +26,7 @@ const relayDb = new pg.Client({ connectionString: process.env.DATABASE_URL });
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 const streamKey = process.env.STREAM_KEY!;
 const authorId = process.env.AUTHOR_ID ?? null;
-const mode = process.env.FLOOR_OUTBOX === 'cursor' ? 'cursor' : 'row';
+const mode = process.env.FLOOR_OUTBOX === 'cursor' ? 'cursor' : process.env.FLOOR_OUTBOX === 'slim' ? 'slim' : 'row';
 const route = /^\/api\/v1\/channels\/([0-9a-f-]{36})\/messages$/;
 const BATCH = 500;
 
@@ -36,6 +39,11 @@ const INSERT_ROW = {
   name: 'floor_insert_row',
   text: `WITH m AS (INSERT INTO floor_ob_messages (id, channel_id, author_id, content, metadata, created_at) VALUES ($1, $2, $3, $4, $5, $6))
          INSERT INTO floor_outbox (event) VALUES ($7::jsonb)`,
+};
+const INSERT_SLIM = {
+  name: 'floor_insert_slim',
+  text: `WITH m AS (INSERT INTO floor_ob_messages (id, channel_id, author_id, content, metadata, created_at) VALUES ($1, $2, $3, $4, $5, $6))
+         INSERT INTO floor_outbox_slim (message_id) VALUES ($1)`,
 };
 const INSERT_CURSOR = {
   name: 'floor_insert_cursor',
@@ -60,6 +68,20 @@ async function readRows(): Promise<{ key: string; event: string }[]> {
     );
     return rows.map((r) => ({ key: r.id, event: r.event }));
   }
+  if (mode === 'slim') {
+    const deleting = published;
+    published = [];
+    const { rows } = await relayDb.query<{ id: string; event: string }>(
+      `WITH done AS (DELETE FROM floor_outbox_slim WHERE id = ANY($1::bigint[]))
+       SELECT o.id, json_build_object('type', 'message.created', 'message',
+                json_build_object('id', f.id, 'channel_id', f.channel_id, 'author_id', f.author_id, 'content', f.content,
+                                  'metadata', f.metadata, 'created_at', f.created_at))::text AS event
+         FROM floor_outbox_slim o JOIN floor_ob_messages f ON f.id = o.message_id
+        WHERE NOT (o.id = ANY($1::bigint[])) ORDER BY o.id LIMIT $2`,
+      [deleting, BATCH],
+    );
+    return rows.map((r) => ({ key: r.id, event: r.event }));
+  }
   const { rows } = await relayDb.query<{ seq: string; event: string; snap: string }>(
     `WITH s AS (SELECT coalesce($2::pg_snapshot, pg_current_snapshot()) AS target, $1::pg_snapshot AS done)
      SELECT s.target::text AS snap, m.seq, m.event FROM s LEFT JOIN LATERAL (
@@ -67,8 +89,8 @@ async function readRows(): Promise<{ key: string; event: string }[]> {
                 json_build_object('id', f.id, 'channel_id', f.channel_id, 'author_id', f.author_id, 'content', f.content,
                                   'metadata', f.metadata, 'created_at', f.created_at))::text AS event
          FROM floor_ob_messages f
-        WHERE f.xid >= pg_snapshot_xmin(s.done) AND f.seq > $3::bigint
-          AND pg_visible_in_snapshot(f.xid, s.target) AND NOT pg_visible_in_snapshot(f.xid, s.done)
+        WHERE (f.xid >= pg_snapshot_xmax(s.done) OR f.xid = ANY (ARRAY(SELECT pg_snapshot_xip(s.done)))) AND f.seq > $3::bigint
+          AND pg_visible_in_snapshot(f.xid, s.target)
         ORDER BY f.seq LIMIT $4) m ON true`,
     [cursor.done, cursor.target, cursor.after, BATCH],
   );
@@ -86,7 +108,7 @@ async function drainOnce() {
     const multi = redis.multi();
     for (const r of rows) multi.xadd(streamKey, 'MAXLEN', '~', '100000', '*', 'e', r.event, 'o', r.key);
     await multi.exec();
-    if (mode === 'row') published.push(...rows.map((r) => r.key));
+    if (mode !== 'cursor') published.push(...rows.map((r) => r.key));
     if (rows.length < BATCH) return;
   }
 }
@@ -141,6 +163,7 @@ const server = http.createServer((req, res) => {
     const values: unknown[] = [message.id, channelId, authorId, body.content, message.metadata === null ? null : JSON.stringify(message.metadata), message.created_at];
     try {
       if (mode === 'row') await pool.query({ ...INSERT_ROW, values: [...values, `{"type":"message.created","message":${json}}`] });
+      else if (mode === 'slim') await pool.query({ ...INSERT_SLIM, values });
       else await pool.query({ ...INSERT_CURSOR, values });
       drainSoon();
       send(res, 201, `{"data":${json}}`);
