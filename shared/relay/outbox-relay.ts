@@ -191,7 +191,7 @@ export function createOutboxRelay(o: RelayOptions): OutboxRelay {
   publisher.on('error', (err: Error) => o.log.debug({ err: err.message }, 'relay redis connection error'));
   return new OutboxRelay({
     leadership,
-    outbox: outboxTable((sql, params) => leadership.query(sql, params), o.eventSources),
+    outbox: outboxTable((sql, params, name) => leadership.query(sql, params, name), o.eventSources),
     stream: redisEventStream(publisher, { bus: o.bus, accessStreamKey: o.accessStreamKey, retentionMs: o.retentionMs }),
     wakeups: new RedisWakeups(o.redis, o.redisUrl, o.wakeChannel, o.log),
     log: o.log,

@@ -30,7 +30,8 @@ export interface OutboxRow {
   channelId: string | null;
 }
 
-type Query = <R>(sql: string, params: unknown[]) => Promise<R[]>;
+/** `name`: run as a prepared statement where the connection allows. */
+type Query = <R>(sql: string, params: unknown[], name?: string) => Promise<R[]>;
 
 /**
  * The predicate "written by a transaction that committed after `w.done` and
@@ -115,7 +116,7 @@ export function outboxTable(query: Query, sources: EventSource[] = []): OutboxTa
       from?.after ?? '0',
       record && !recorded,
       limit,
-    ]);
+    ], 'axid_relay_read');
     if (record) recorded = true;
     const head = rows[0];
     if (!head) throw new Error('relay_cursor has no row');
@@ -154,6 +155,7 @@ export function outboxTable(query: Query, sources: EventSource[] = []): OutboxTa
         `WITH rec AS (UPDATE relay_cursor SET done = $1::text::pg_snapshot, target = $2::text::pg_snapshot, after = $3::bigint)
          DELETE FROM outbox WHERE ${PUBLISHED_AT('$1::text::pg_snapshot')}`,
         [p.done, p.target, p.after],
+        'axid_relay_record',
       );
       if (published === p) recorded = true;
     },

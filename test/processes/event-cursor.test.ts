@@ -64,7 +64,7 @@ describe('event cursor: every committed event once, in order', function () {
     };
     const r = new OutboxRelay({
       leadership,
-      outbox: outboxTable((sql, params) => leadership.query(sql, params), [MESSAGE_CREATED_EVENTS]),
+      outbox: outboxTable((sql, params, name) => leadership.query(sql, params, name), [MESSAGE_CREATED_EVENTS]),
       stream,
       wakeups: { listen() {}, announce() {}, close() {} },
       log: createLogger('silent'),
@@ -101,6 +101,15 @@ describe('event cursor: every committed event once, in order', function () {
       .map(([, f]) => JSON.parse(f[f.indexOf('e') + 1]!) as { type: string; data: { channel?: { id: string } } })
       .filter((e) => e.type === 'channel.updated' && e.data.channel?.id === channelId);
     expect(updated).to.have.length(1);
+  });
+
+  it('deletes outbox rows in bulk once the recorded position is past them, and no message', async () => {
+    const channelId = await newChannel();
+    await post(channelId, 'stays');
+    await recordEvents(s.rt, s.rt.db, [{ type: 'channel.updated', to: { scope: 'workspace', workspace_id: workspaceId }, data: { channel: { id: channelId } } }]);
+    await s.relay!.drain();
+    await waitFor(async () => Number((await s.rt.db('outbox').count<{ n: string }>('* as n').first())?.n) === 0, 'the outbox to be emptied');
+    expect(await s.rt.db('messages').where({ channel_id: channelId }).pluck('content')).to.deep.equal(['stays']);
   });
 
   for (const when of ['between reading and publishing', 'between publishing and recording its position'] as const) {
