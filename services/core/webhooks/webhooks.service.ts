@@ -97,27 +97,18 @@ async function postAsHook(
     alsoInTransaction?: PostMessageArgs['alsoInTransaction'];
   },
 ) {
-  try {
-    return await postMessage(rt, {
-      workspaceId: hook.workspace_id,
-      channelId: hook.channel_id,
-      authorId: hook.created_by,
-      content: o.content,
-      metadata: o.metadata,
-      // postMessage refuses a root that is not a top-level message of this channel.
-      thread_id: o.thread_id,
-      display: o.display,
-      webhookId: hook.id,
-      alsoInTransaction: o.alsoInTransaction,
-    });
-  } catch (err) {
-    // The channel went away while the hook was cached: the foreign key says so.
-    if ((err as { code?: string; constraint?: string }).constraint === 'messages_channel_id_fkey') {
-      rt.access.dropHook(hook.id);
-      throw channelGone();
-    }
-    throw err;
-  }
+  return postMessage(rt, {
+    workspaceId: hook.workspace_id,
+    channelId: hook.channel_id,
+    authorId: hook.created_by,
+    content: o.content,
+    metadata: o.metadata,
+    // postMessage refuses a root that is not a top-level message of this channel.
+    thread_id: o.thread_id,
+    display: o.display,
+    webhookId: hook.id,
+    alsoInTransaction: o.alsoInTransaction,
+  });
 }
 
 /** `POST /hooks/{id}`: the native format, answered with the message. */

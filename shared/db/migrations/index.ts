@@ -15,6 +15,7 @@ import * as eventSubscriptions from './050_event_subscriptions.js';
 import * as signIn from './060_sign_in.js';
 import * as outboxAutovacuum from './070_outbox_autovacuum.js';
 import * as eventCursor from './080_event_cursor.js';
+import * as messageChannelKey from './081_message_channel_key.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '060_sign_in': signIn,
   '070_outbox_autovacuum': outboxAutovacuum,
   '080_event_cursor': eventCursor,
+  '081_message_channel_key': messageChannelKey,
 };
