@@ -380,7 +380,7 @@ describe('one rendering of a Message', () => {
     // MESSAGE_CREATED_EVENTS): the stream holds the POST answer byte for byte,
     // as posted (the reply, reactions and edits that came after are events of their own).
     await stack().relay?.drain();
-    const entries = await stack().rt.redis.xrange(stack().rt.streamKey, '-', '+');
+    const entries = await stack().rt.redis.xrange(stack().rt.bus.shards[0]!.events, '-', '+');
     const created = new Map<string, string>();
     for (const [, fields] of entries) {
       const e = fields[fields.indexOf('e') + 1]!;

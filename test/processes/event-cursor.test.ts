@@ -10,6 +10,7 @@ import { startStack, type Stack } from '../../services/stack.js';
 import { postMessage } from '../../services/core/messages/messages.service.js';
 import { MESSAGE_CREATED_EVENTS } from '../../services/core/messages/messages.store.js';
 import { recordEvents } from '../../shared/events.js';
+import type { BusKeys } from '../../shared/event-bus.js';
 import { createLogger } from '../../shared/logger.js';
 import { redisEventStream, type EventStream } from '../../shared/relay/event-stream.js';
 import { AdvisoryLockLeadership } from '../../shared/relay/leadership.js';
@@ -43,7 +44,7 @@ describe('event cursor: every committed event once, in order', function () {
   const post = (channelId: string, content: string, o: Partial<Parameters<typeof postMessage>[1]> = {}, rt = s.rt) =>
     postMessage(rt, { workspaceId, channelId, authorId: null, content, ...o });
   /** message.created contents of a channel on the stream, in stream order. */
-  const created = async (channelId: string, key = s.rt.streamKey) =>
+  const created = async (channelId: string, key = s.rt.bus.shards[0]!.events) =>
     (await s.rt.redis.xrange(key, '-', '+'))
       .map(([, f]) => JSON.parse(f[f.indexOf('e') + 1]!) as { type: string; to: { channel_id?: string }; data: { message?: { content: string } } })
       .filter((e) => e.type === 'message.created' && e.to.channel_id === channelId)
@@ -52,7 +53,11 @@ describe('event cursor: every committed event once, in order', function () {
   /** A relay of its own on `streamKey`; `hooks` run around its XADDs (to kill it there). */
   function relay(streamKey: string, hooks: { before?: (rows: OutboxRow[]) => Promise<void>; after?: (rows: OutboxRow[]) => Promise<void> } = {}) {
     const leadership = new AdvisoryLockLeadership(s.rt.config.databaseUrl);
-    const redis = redisEventStream(s.rt.redis, streamKey, `${streamKey}:access`);
+    const redis = redisEventStream(s.rt.redis, {
+      bus: { shards: [{ index: 0, events: streamKey, live: `${streamKey}:live`, epoch: `${streamKey}:epoch` }] } as BusKeys,
+      accessStreamKey: `${streamKey}:access`,
+      retentionMs: null,
+    });
     const stream: EventStream = {
       ready: () => redis.ready(),
       recentOutboxIds: (n) => redis.recentOutboxIds(n),
@@ -97,7 +102,7 @@ describe('event cursor: every committed event once, in order', function () {
     await s.relay!.drain();
     await waitFor(async () => (await created(channelId)).length === 4, 'the slow post to be published once committed');
     expect(await created(channelId)).to.deep.equal(['fast 1', 'fast 2', 'fast 3', 'slow']);
-    const updated = (await s.rt.redis.xrange(s.rt.streamKey, '-', '+'))
+    const updated = (await s.rt.redis.xrange(s.rt.bus.shards[0]!.events, '-', '+'))
       .map(([, f]) => JSON.parse(f[f.indexOf('e') + 1]!) as { type: string; data: { channel?: { id: string } } })
       .filter((e) => e.type === 'channel.updated' && e.data.channel?.id === channelId);
     expect(updated).to.have.length(1);
@@ -114,7 +119,7 @@ describe('event cursor: every committed event once, in order', function () {
 
   for (const when of ['between reading and publishing', 'between publishing and recording its position'] as const) {
     it(`loses and doubles nothing when the relay dies ${when}`, async () => {
-      const streamKey = `${s.rt.streamKey}:kill-${when.split(' ')[1]}`;
+      const streamKey = `${s.rt.bus.shards[0]!.events}:kill-${when.split(' ')[1]}`;
       await s.relay!.stop(); // these relays are the only ones (the stack's would publish to its own stream)
       const channelId = await newChannel();
       const die = async (leadership: AdvisoryLockLeadership) => {
