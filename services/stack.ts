@@ -14,7 +14,7 @@ import { resolveDependencies, type Dependencies, type Probes } from '../shared/e
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetrics } from '../shared/metrics.js';
 import { createOutboxRelay, type OutboxRelay } from '../shared/relay/outbox-relay.js';
-import { MESSAGE_CREATED_EVENTS } from './core/messages/messages.store.js';
+import { messageCreatedEvents } from './core/messages/messages.store.js';
 import type { JobOutboxPublisher } from '../shared/job-outbox.js';
 import { JobWakeups } from '../shared/job-wakeups.js';
 import { AccessCache } from '../shared/access-cache.js';
@@ -205,7 +205,7 @@ async function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: bool
         retentionMs: streamFeaturesOf(rt.config.featureLevel).replay ? rt.config.streamRetentionSeconds * 1000 : null,
         wakeChannel: streams.outboxWake,
         sole: deps.embeddedDatabase,
-        eventSources: [MESSAGE_CREATED_EVENTS],
+        eventSources: [messageCreatedEvents(rt.config.featureLevel)],
         log: rt.log,
         metrics: rt.metrics,
       })

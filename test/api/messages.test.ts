@@ -377,7 +377,7 @@ describe('one rendering of a Message', () => {
       if (id !== richId) expect(single(await raw(`${messagesUrl(channel.id)}/${id}`))).to.equal(text);
     }
     // The relay renders message.created from the row (messages.store.ts
-    // MESSAGE_CREATED_EVENTS): the stream holds the POST answer byte for byte,
+    // messageCreatedEvents): the stream holds the POST answer byte for byte,
     // as posted (the reply, reactions and edits that came after are events of their own).
     await stack().relay?.drain();
     const entries = await stack().rt.redis.xrange(stack().rt.bus.shards[0]!.events, '-', '+');

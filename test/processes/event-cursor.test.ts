@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { startStack, type Stack } from '../../services/stack.js';
 import { postMessage } from '../../services/core/messages/messages.service.js';
-import { MESSAGE_CREATED_EVENTS } from '../../services/core/messages/messages.store.js';
+import { messageCreatedEvents } from '../../services/core/messages/messages.store.js';
 import { recordEvents } from '../../shared/events.js';
 import type { BusKeys } from '../../shared/event-bus.js';
 import { createLogger } from '../../shared/logger.js';
@@ -69,7 +69,7 @@ describe('event cursor: every committed event once, in order', function () {
     };
     const r = new OutboxRelay({
       leadership,
-      outbox: outboxTable((sql, params, name) => leadership.query(sql, params, name), [MESSAGE_CREATED_EVENTS]),
+      outbox: outboxTable((sql, params, name) => leadership.query(sql, params, name), [messageCreatedEvents(s.rt.config.featureLevel)]),
       stream,
       wakeups: { listen() {}, announce() {}, close() {} },
       log: createLogger('silent'),

@@ -34,7 +34,7 @@ export type NewMessage = Omit<MessageRow, 'seq' | 'edited_at' | 'reply_count' | 
 
 // A posted message is its own message.created event: event_xid, the id of
 // the transaction that wrote it, and the relay reads it once that transaction
-// is visible (MESSAGE_CREATED_EVENTS below, shared/relay/outbox-table.ts).
+// is visible (messageCreatedEvents below, shared/relay/outbox-table.ts).
 // A streamed reply (level 3) records its event in the outbox instead, as
 // posted: its appends are deltas, and a message.created rendered later from
 // the row would already hold them. commit_by: Postgres refuses to commit past
@@ -181,7 +181,7 @@ export const messageCreatedEvents = (level: FeatureLevel): EventSource => `
          '{"type":"message.created","to":{"scope":"channel","workspace_id":"' || m.workspace_id || '","channel_id":"' || m.channel_id ||
          '"},"data":{"message":' || ${messageJson(level, { ...MESSAGE_FIELD_SQL, thread: 'NULL::json', reactions: `'[]'::json` })}::text || '}}' AS event,
          m.channel_id::text AS channel_id
-    FROM messages m, w WHERE ${inReadWindow('m.event_xid')} AND m.seq > w.after
+    FROM messages m, w WHERE ${inReadWindow('m.event_xid')} AND m.seq > w.after`;
 
 /**
  * One page as JSON text, newest first: the first $3 of the $3 + 1 rows
