@@ -13,6 +13,7 @@ import { draftKey, loadDraft, saveDraft } from '../../services/web/src/lib/draft
 import { mentionDoc, mentionedIn } from '../../services/web/src/lib/mentions.js';
 import { shouldNotify } from '../../services/web/src/lib/prefs.js';
 import { channelNameProblem } from '../../services/web/src/lib/rules.js';
+import { searchTerms } from '../../services/web/src/lib/search.js';
 import type { Message, Page, User } from '../../services/web/src/lib/types.js';
 
 const me: User = { id: 'u-me', name: 'me', display_name: null, avatar_url: null, role: 'member', is_agent: false, created_at: '2026-01-01T00:00:00.000Z' };
@@ -406,6 +407,10 @@ describe('web client: rows, links and sign-in helpers', () => {
     expect(channelNameProblem('   ')).to.match(/needs a name/);
     expect(channelNameProblem('é'.repeat(80))).to.equal(null);
     expect(channelNameProblem('😀'.repeat(81))).to.match(/at most 80 characters \(this one has 81\)/);
+  });
+
+  it('marks the words and phrases of a search query, never the excluded ones', () => {
+    expect(searchTerms('deploy "build 42" -staging -"old box" ok')).to.deep.equal(['deploy', 'build 42', 'ok']);
   });
 
   it('lets only https: and mailto: addresses through', () => {

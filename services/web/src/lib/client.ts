@@ -33,6 +33,8 @@ export class AxidClient {
   signedOutReason: string | null = null;
   openConversation: string | null = null;
   openThread: string | null = null;
+  /** A message to scroll to and highlight (a search result clicked). */
+  highlight: string | null = null;
   private stream: LiveStream | null = null;
   private sync: Sync;
   private seenInit = false;
@@ -386,6 +388,14 @@ export class AxidClient {
     if (method === 'PATCH') return data(this.api.PATCH('/api/v1/channels/{channel_id}/messages/{message_id}', { params: { path }, body: body! }));
     await data(this.api.DELETE('/api/v1/channels/{channel_id}/messages/{message_id}', { params: { path } }));
     return null;
+  }
+
+  /** Messages matching a web-search query (feature level 3, contract §9), newest first. */
+  async searchMessages(q: string): Promise<Message[]> {
+    const res = await fetch(`${this.env.origin}/api/v1/search/messages?${new URLSearchParams({ q, limit: '50' })}`, { headers: { Authorization: `Bearer ${this.key}` } });
+    const body = (await res.json().catch(() => null)) as { data?: Message[]; error?: { code?: string; message?: string } } | null;
+    if (!res.ok || !body?.data) throw new ApiError(res.status, body?.error?.code ?? 'error', body?.error?.message ?? `${res.status}`);
+    return body.data;
   }
 
   /** Earlier versions of a message, newest first (feature level 3). */

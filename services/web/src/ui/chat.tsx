@@ -9,6 +9,7 @@ import { Composer } from './composer.js';
 import { ChannelSettings } from './channel-settings.js';
 import { Dialog } from './dialog.js';
 import { NewMessage, PeopleDirectory, Profile } from './people.js';
+import { SearchBox, SearchResults } from './search.js';
 import { displayName, useStore } from './context.js';
 import { MessageItem } from './message.js';
 import { connectionLabel, conversationTitle, Sidebar } from './sidebar.js';
@@ -17,6 +18,7 @@ import { Timeline } from './timeline.js';
 export function Chat({ conversationId, navigate }: { conversationId: string | null; navigate(path: string): void }) {
   const client = useStore();
   const [panel, setPanel] = useState<'members' | null>(null);
+  const [search, setSearch] = useState<string | null>(null);
   const [dialog, setDialog] = useState<'create' | 'switcher' | 'newMessage' | 'people' | 'profile' | 'channelSettings' | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [sidebarOpen, setSidebarOpen] = useState(false);
@@ -82,6 +84,7 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
         <header class="conv-header">
           <button class="icon menu" aria-label="Show conversations" onClick={() => setSidebarOpen(!sidebarOpen)}>☰</button>
           {/* On narrow screens the sidebar (and its announced status) is hidden: the state shows here too. */}
+          <SearchBox onResults={setSearch} />
           <span class={`conn conn-${client.streamState} narrow-only`} aria-hidden="true">{connectionLabel(client)}</span>
           {conversationId && known ? (
             <>
@@ -149,6 +152,17 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
           <Timeline timelineKey={threadKey(thread.id)} conversationId={conversationId} inThread />
           <Composer key={thread.id} conversationId={conversationId} threadId={thread.id} label="Reply in thread" />
         </aside>
+      ) : null}
+      {search ? (
+        <SearchResults
+          query={search}
+          onClose={() => setSearch(null)}
+          onJump={(m) => {
+            client.highlight = m.id;
+            if (m.thread_id) void client.openThreadOf(m.thread_id);
+            open(m.channel_id);
+          }}
+        />
       ) : null}
       {panel === 'members' && channel ? <MembersPanel channelId={channel.id} onClose={() => setPanel(null)} /> : null}
       {dialog === 'create' ? <CreateChannel onClose={() => setDialog(null)} onCreated={open} /> : null}

@@ -67,7 +67,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
   const full = new Date(message.created_at).toLocaleString();
 
   return (
-    <article class={`message${grouped ? ' grouped' : ''}`} data-state={message.state} data-message-id={message.id} aria-label={`${name}: ${message.content.slice(0, 100)}`}>
+    <article class={`message${grouped ? ' grouped' : ''}${client.highlight === message.id ? ' highlight' : ''}`} data-state={message.state} data-message-id={message.id} aria-label={`${name}: ${message.content.slice(0, 100)}`}>
       <div class="gutter">{grouped ? null : <Avatar userId={message.author_id} display={message.display} />}</div>
       <div class="main">
         {grouped ? null : (

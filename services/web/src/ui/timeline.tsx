@@ -53,6 +53,14 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
 
   useEffect(() => setPrepending(false), [rows.length]);
 
+  // A search result clicked: once its message is in the list, bring it into view.
+  const target = client.highlight ? rows.findIndex((r) => r.kind === 'message' && r.message.id === client.highlight) : -1;
+  useEffect(() => {
+    if (target < 0) return;
+    atBottom.current = false;
+    list.current?.scrollToIndex(target, { align: 'center' });
+  }, [target]);
+
   const onScroll = (offset: number) => {
     const h = list.current;
     if (!h) return;
