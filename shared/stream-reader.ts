@@ -21,7 +21,7 @@ export interface StreamReaderOptions {
   streamKeys: string[];
   /** The key of the shard's epoch (shared/event-bus.ts), for a bus shard. */
   epochKey?: string;
-  /** Start after these ids (one per stream) instead of after the newest entries. */
+  /** Start after these ids (one per stream; null: after its newest entry, the default). */
   startAfter?: (string | null)[];
   log: Logger;
   blockMs: number;
@@ -57,7 +57,7 @@ export class StreamReader {
     this.redis = createRedis(o.redisUrl, 'axid-event-reader');
     this.redis.on('error', (err) => o.log.debug({ err: err.message }, 'event reader: redis connection error'));
     this.started = new Promise((resolve) => (this.markStarted = resolve));
-    this.lastIds = o.startAfter && o.startAfter.every((id) => id !== null) ? (o.startAfter as string[]) : null;
+    this.lastIds = null;
     if (o.onEvent) this.listeners.push(o.onEvent.bind(o));
   }
 
@@ -81,6 +81,11 @@ export class StreamReader {
     return this.lastIds?.[0] ?? '0-0';
   }
 
+  /** Whether the start position is known (position is real). */
+  get isReady() {
+    return this.initialized;
+  }
+
   get isStopped() {
     return this.stopped;
   }
@@ -102,12 +107,13 @@ export class StreamReader {
           // The id of the newest entry of each stream (unless told where to
           // start), so nothing published from now on is skipped; the epoch.
           const pipeline = this.redis.pipeline();
-          const known = this.lastIds;
-          if (!known) for (const key of streamKeys) pipeline.xrevrange(key, '+', '-', 'COUNT', 1);
+          const given = streamKeys.map((_, i) => this.o.startAfter?.[i] ?? null);
+          for (const [i, key] of streamKeys.entries()) if (given[i] === null) pipeline.xrevrange(key, '+', '-', 'COUNT', 1);
           if (epochKey) pipeline.set(epochKey, newEpoch(), 'NX').get(epochKey);
           const results = (await pipeline.exec()) ?? [];
           for (const [err] of results) if (err) throw err;
-          this.lastIds = known ?? streamKeys.map((_, i) => (results[i]![1] as [string, string[]][])[0]?.[0] ?? '0-0');
+          let next = 0;
+          this.lastIds = given.map((id) => id ?? (results[next++]![1] as [string, string[]][])[0]?.[0] ?? '0-0');
           if (epochKey) this.epoch = String(results[results.length - 1]![1]);
           this.initialized = true;
           this.markStarted();

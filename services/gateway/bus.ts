@@ -53,6 +53,8 @@ export function parsePosition(text: string): BusPosition | null {
 
 export interface BusOptions {
   bus: BusKeys;
+  /** How long a shard no stream needs any more is still read (a stream may come back). */
+  lingerMs?: number;
   redisUrl: string;
   /** Commands (the resume checks and replay reads). */
   redis: Redis;
@@ -62,30 +64,104 @@ export interface BusOptions {
   onEntry(entry: BusEntry): void;
 }
 
+/** How long a reader started for a join waits to be needed (the join routed from it). */
+const JOIN_GRACE_MS = 10_000;
 /** Entries read per XRANGE of a replay. */
 const REPLAY_PAGE = 1000;
 /** How long a resume waits for this gateway's readers to reach the position the client has seen. */
 const CATCH_UP_MS = 2000;
 
+/** The id just before `id` (a reader started after it reads `id` first). */
+export function idBefore(id: string): string {
+  const [ms, n] = id.split('-') as [string, string];
+  return n !== '0' ? `${ms}-${BigInt(n) - 1n}` : `${Number(ms) - 1}-18446744073709551615`;
+}
+
+/**
+ * Reads only the shards this gateway's streams need: shard 0 always (the
+ * workspace-wide events, and the membership copies that tell of a join), a
+ * channel shard while a user connected here is a member of one of its
+ * channels (counted by need()/release(), from the routing index). A reader
+ * started for a stream that opens starts at the shard's newest entry, before
+ * the stream's init is written; one started for a join read from shard 0
+ * starts just before the join's entry, so that the join and everything after
+ * it come from the channel's own shard, in order: no gap either way.
+ */
 export class GatewayBus {
   private readonly readers = new Map<number, StreamReader>();
   private readonly shards: number;
+  private readonly needs = new Map<number, number>();
+  private readonly stopping = new Map<number, NodeJS.Timeout>();
+  private closed = false;
 
   constructor(private readonly o: BusOptions) {
     this.shards = o.bus.shards.length;
-    for (const shard of o.bus.shards) this.startReader(shard.index);
+    this.startReader(0);
   }
 
-  private startReader(index: number) {
+  /** The shards read now (metrics, tests). */
+  get reading(): number[] {
+    return [...this.readers.keys()].sort((a, b) => a - b);
+  }
+
+  /** Whether a shard is read here. */
+  reads(shard: number): boolean {
+    return this.readers.has(shard);
+  }
+
+  /** A channel of `shard` is needed here (a member connected here). */
+  need(shard: number) {
+    this.needs.set(shard, (this.needs.get(shard) ?? 0) + 1);
+    const timer = this.stopping.get(shard);
+    if (timer) clearTimeout(timer);
+    this.stopping.delete(shard);
+    if (!this.readers.has(shard)) this.startReader(shard);
+  }
+
+  /** A channel of `shard` is no longer needed here. */
+  release(shard: number) {
+    const left = (this.needs.get(shard) ?? 1) - 1;
+    if (left > 0) this.needs.set(shard, left);
+    else {
+      this.needs.delete(shard);
+      this.stopSoon(shard);
+    }
+  }
+
+  /** Starts reading `shard` from just before `id` (a join read from shard 0's copy), unless it is read already. */
+  startBefore(shard: number, id: string) {
+    if (this.readers.has(shard) || this.closed) return;
+    this.startReader(shard, idBefore(id));
+    // Needed once the join is routed from it; if not (the user left meanwhile), stopped later.
+    if (!this.needs.has(shard)) this.stopSoon(shard, Math.max(JOIN_GRACE_MS, this.o.lingerMs ?? 0));
+  }
+
+  private stopSoon(shard: number, afterMs = this.o.lingerMs ?? 10_000) {
+    if (shard === 0 || this.stopping.has(shard)) return;
+    const timer = setTimeout(() => {
+      this.stopping.delete(shard);
+      if (this.needs.has(shard)) return;
+      const reader = this.readers.get(shard);
+      this.readers.delete(shard);
+      void reader?.stop();
+    }, afterMs);
+    timer.unref();
+    this.stopping.set(shard, timer);
+  }
+
+  private startReader(index: number, after?: string) {
+    if (this.closed) return;
     const keys = this.o.bus.shards[index]!;
     const reader = new StreamReader({
       redisUrl: this.o.redisUrl,
       streamKeys: [keys.events, keys.live],
       epochKey: keys.epoch,
+      ...(after ? { startAfter: [after, null] } : {}),
       log: this.o.log,
       blockMs: this.o.blockMs,
     });
     reader.subscribe((event, id, stream) => {
+      if (this.readers.get(index) !== reader) return; // stopped meanwhile
       const durable = stream === 0;
       this.o.onEntry({ event, id, shard: index, durable, copy: durable && index === 0 && this.shards > 1 && homeShard(channelOf(event), this.shards) !== 0 });
     });
@@ -101,7 +177,7 @@ export class GatewayBus {
   /** Where the readers stand now. */
   position(): BusPosition {
     const p: BusPosition = new Map();
-    for (const [shard, reader] of this.readers) p.set(shard, { epoch: reader.epoch, id: reader.position });
+    for (const [shard, reader] of this.readers) if (reader.isReady) p.set(shard, { epoch: reader.epoch, id: reader.position });
     return p;
   }
 
@@ -117,17 +193,14 @@ export class GatewayBus {
    * it, so that live frames never repeat what the client already has.
    */
   async canResume(from: BusPosition): Promise<boolean> {
+    if (!from.has(0)) return false;
     let newest = 0;
-    for (const shard of this.readers.keys()) {
-      const at = from.get(shard);
-      if (!at) return false;
-      newest = Math.max(newest, entryTime(at.id));
-    }
+    for (const at of from.values()) newest = Math.max(newest, entryTime(at.id));
     if (newest < Date.now() - this.o.retentionMs) return false;
     const checks = await Promise.all(
-      [...this.readers.keys()].map(async (shard) => {
-        const keys = this.o.bus.shards[shard]!;
-        const at = from.get(shard)!;
+      [...from].map(async ([shard, at]) => {
+        const keys = this.o.bus.shards[shard];
+        if (!keys) return false;
         const [[epochErr, epoch], [infoErr, info]] = ((await this.o.redis.pipeline().get(keys.epoch).xinfo('STREAM', keys.events).exec()) ?? []) as [
           Error | null,
           unknown,
@@ -139,25 +212,29 @@ export class GatewayBus {
       }),
     );
     if (!checks.every(Boolean)) return false;
+    // The shards read here must have reached what the client has seen, or
+    // live frames would repeat it. (A shard started later starts at its newest entry.)
     const deadline = Date.now() + CATCH_UP_MS;
     for (;;) {
       const now = this.position();
-      if ([...now].every(([shard, p]) => compareIds(p.id, from.get(shard)!.id) >= 0)) return true;
+      if ([...now].every(([shard, p]) => !from.has(shard) || compareIds(p.id, from.get(shard)!.id) >= 0)) return true;
       if (Date.now() > deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
 
   /**
-   * The durable entries after `from` up to `to` (both positions of every shard
-   * read here), merged in id order; membership copies skipped where the home
+   * The durable entries after `from` up to `to` (the shards read here), merged in id order; membership copies skipped where the home
    * shard is read too.
    */
   async entriesBetween(from: BusPosition, to: BusPosition): Promise<BusEntry[]> {
+    // A shard the client's gateway did not read had no channel of the
+    // client's then: from the oldest position it names.
+    const oldest = [...from.values()].map((p) => p.id).sort(compareIds)[0]!;
     const perShard = await Promise.all(
       [...to].map(async ([shard, end]) => {
         const out: BusEntry[] = [];
-        let start = from.get(shard)!.id;
+        let start = from.get(shard)?.id ?? oldest;
         if (compareIds(start, end.id) >= 0) return out;
         for (;;) {
           const page = (await this.o.redis.xrange(this.o.bus.shards[shard]!.events, `(${start}`, end.id, 'COUNT', REPLAY_PAGE)) as [string, string[]][];
@@ -176,6 +253,11 @@ export class GatewayBus {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.readers.values()].map((r) => r.stop()));
+    this.closed = true;
+    for (const timer of this.stopping.values()) clearTimeout(timer);
+    this.stopping.clear();
+    const readers = [...this.readers.values()];
+    this.readers.clear();
+    await Promise.all(readers.map((r) => r.stop()));
   }
 }

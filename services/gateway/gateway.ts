@@ -15,6 +15,7 @@ import { findKeyHolder } from '../core/users/users.store.js';
 import { presentWorkspace } from '../core/workspaces/workspaces.presenter.js';
 import { randomBytes } from 'node:crypto';
 import { publishEphemeral } from '../../shared/events.js';
+import { channelOf, channelShard, homeShard } from '../../shared/event-bus.js';
 import { entryTime } from '../../shared/stream-reader.js';
 import { GatewayBus, formatPosition, parsePosition, type BusPosition } from './bus.js';
 import { Frame, SseConnection } from './connection.js';
@@ -34,6 +35,8 @@ export interface GatewayOptions {
   maxQueueBytes?: number;
   /** How long one XREAD blocks before it is issued again. */
   readBlockMs?: number;
+  /** How long a shard no stream needs is still read (bus.ts; default 10 s). */
+  readerLingerMs?: number;
 }
 
 const KEEP_ALIVE = Frame.of(': keep-alive\n\n');
@@ -51,17 +54,28 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     redis: rt.redis,
     log: rt.log,
     blockMs: o.readBlockMs ?? 5_000,
+    ...(o.readerLingerMs === undefined ? {} : { lingerMs: o.readerLingerMs }),
     retentionMs: rt.config.streamRetentionSeconds * 1000,
     onEntry(entry) {
       metrics.received.inc();
       if (entry.durable) metrics.lag.set(Math.max(0, Date.now() - entryTime(entry.id)));
-      // A membership copy on shard 0 is delivered from its home shard, read here too.
-      if (entry.copy) return;
+      // A membership copy on shard 0 is delivered from its home shard: read
+      // from just before it when a user here joins a channel of a shard not read yet.
+      if (entry.copy) {
+        const home = homeShard(channelOf(entry.event), rt.bus.shards.length);
+        if (!bus.reads(home) && hub.concernsLocalUser(entry.event)) bus.startBefore(home, entry.id);
+        return;
+      }
       // Counted once per event: a counter call per delivery shows in the profile.
       metrics.delivered.inc(hub.route(entry.event));
     },
   });
-  const hub = new Hub((userId) => channelIdsOfUser(rt.db, userId), features.replay ? () => bus.frameId() : () => undefined);
+  const shardOf = (channelId: string) => channelShard(channelId, rt.bus.shards.length);
+  const hub = new Hub((userId) => channelIdsOfUser(rt.db, userId), features.replay ? () => bus.frameId() : () => undefined, {
+    added: (channelId) => bus.need(shardOf(channelId)),
+    removed: (channelId) => bus.release(shardOf(channelId)),
+    ready: () => bus.ready(),
+  });
 
   const presence = features.presence
     ? new Presence({
@@ -233,6 +247,8 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     },
     /** Resolves once the readers know where they start. */
     ready: () => bus.ready(),
+    /** The shards this gateway reads now. */
+    shardsRead: () => bus.reading,
     hub,
   };
 }

@@ -33,6 +33,14 @@ interface UserState {
 
 export type MembershipLoader = (userId: string) => Promise<string[]>;
 
+/** Told when the index gains or loses a channel (the gateway reads the shards of the channels indexed: bus.ts). */
+export interface ChannelWatch {
+  added(channelId: string): void;
+  removed(channelId: string): void;
+  /** Resolves once what added() started is ready (a stream goes live after it). */
+  ready(): Promise<void>;
+}
+
 /** One frame; `id` only where the stream's level has replay (stream-level.ts: the caller passes none otherwise). */
 export const encodeFrame = (type: string, data: Record<string, unknown>, id?: string) =>
   Frame.of(`${id === undefined ? '' : `id: ${id}\n`}event: ${type}\ndata: ${JSON.stringify(Object.assign({ type }, data, { type }))}\n\n`);
@@ -62,6 +70,7 @@ export class Hub {
   constructor(
     private readonly loadMemberships: MembershipLoader,
     private readonly frameIds: FrameIds = () => undefined,
+    private readonly watch: ChannelWatch | null = null,
   ) {}
 
   get size() {
@@ -113,6 +122,8 @@ export class Hub {
     } catch (err) {
       failure = { err };
     }
+    // The shards of the user's channels are read before the stream goes live.
+    if (!failure && this.watch) await this.watch.ready().catch((err: unknown) => (failure = { err }));
     state.waiters--;
     if (failure || conn.closed || ticket.cancelled) {
       conn.end();
@@ -181,6 +192,18 @@ export class Hub {
     return delivered;
   }
 
+  /** Whether a membership change concerns a user with streams here (its channel's shard must then be read). */
+  concernsLocalUser(event: AxidEvent): boolean {
+    const { data } = event;
+    const ids =
+      event.type === 'dm.created'
+        ? ((data.conversation as { member_ids?: string[] } | undefined)?.member_ids ?? [])
+        : event.type === 'channel.created'
+          ? [(data.channel as { created_by?: string } | undefined)?.created_by ?? '']
+          : [String(data.user_id)];
+    return ids.some((id) => this.users.has(id));
+  }
+
   /**
    * Whether a user with streams here may see an event now, by the rules of
    * route() (a replay decides visibility as live delivery does).
@@ -234,7 +257,10 @@ export class Hub {
   private join(state: UserState, channelId: string) {
     state.channels?.add(channelId);
     let members = this.channels.get(channelId);
-    if (!members) this.channels.set(channelId, (members = new Set()));
+    if (!members) {
+      this.channels.set(channelId, (members = new Set()));
+      this.watch?.added(channelId);
+    }
     members.add(state);
   }
 
@@ -242,7 +268,10 @@ export class Hub {
     state.channels?.delete(channelId);
     const members = this.channels.get(channelId);
     members?.delete(state);
-    if (members?.size === 0) this.channels.delete(channelId);
+    if (members?.size === 0) {
+      this.channels.delete(channelId);
+      this.watch?.removed(channelId);
+    }
   }
 
   /** Drops a user's state once nothing uses it (no connection, not loading). */
