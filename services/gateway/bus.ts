@@ -64,6 +64,15 @@ export interface BusOptions {
   onEntry(entry: BusEntry): void;
 }
 
+/**
+ * Where a replay of `shard` starts: the client's position there, or, for a
+ * shard its gateway did not read (no channel of the client's then), the
+ * oldest position the id names.
+ */
+export function startOf(from: BusPosition, shard: number): string {
+  return from.get(shard)?.id ?? [...from.values()].map((p) => p.id).sort(compareIds)[0]!;
+}
+
 /** How long a reader started for a join waits to be needed (the join routed from it). */
 const JOIN_GRACE_MS = 10_000;
 /** Entries read per XRANGE of a replay. */
@@ -228,13 +237,10 @@ export class GatewayBus {
    * shard is read too.
    */
   async entriesBetween(from: BusPosition, to: BusPosition): Promise<BusEntry[]> {
-    // A shard the client's gateway did not read had no channel of the
-    // client's then: from the oldest position it names.
-    const oldest = [...from.values()].map((p) => p.id).sort(compareIds)[0]!;
     const perShard = await Promise.all(
       [...to].map(async ([shard, end]) => {
         const out: BusEntry[] = [];
-        let start = from.get(shard)?.id ?? oldest;
+        let start = startOf(from, shard);
         if (compareIds(start, end.id) >= 0) return out;
         for (;;) {
           const page = (await this.o.redis.xrange(this.o.bus.shards[shard]!.events, `(${start}`, end.id, 'COUNT', REPLAY_PAGE)) as [string, string[]][];

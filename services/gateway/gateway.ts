@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { publishEphemeral } from '../../shared/events.js';
 import { channelOf, channelShard, homeShard } from '../../shared/event-bus.js';
 import { entryTime } from '../../shared/stream-reader.js';
-import { GatewayBus, formatPosition, parsePosition, type BusPosition } from './bus.js';
+import { GatewayBus, formatPosition, parsePosition, startOf, type BusPosition } from './bus.js';
 import { Frame, SseConnection } from './connection.js';
 import { Hub, encodeFrame, type Ticket } from './hub.js';
 import { gatewayMetrics } from './metrics.js';
@@ -224,7 +224,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
    * where the replay stands after it.
    */
   async function replay(conn: SseConnection, from: BusPosition, until: BusPosition, init: (id: string) => Frame) {
-    const at: BusPosition = new Map([...until].map(([shard, p]) => [shard, { epoch: p.epoch, id: from.get(shard)!.id }]));
+    const at: BusPosition = new Map([...until].map(([shard, p]) => [shard, { epoch: p.epoch, id: startOf(from, shard) }]));
     const initFrame = init(formatPosition(at));
     const frames: Frame[] = [];
     for (const entry of await bus.entriesBetween(from, until)) {

@@ -14,8 +14,7 @@ import { repoRoot } from '../support/stack-process.js';
 import { newWorkspace, testEnv, uniqueName, type TestEnv } from '../support/stack.js';
 
 /** The test files that run again on a cluster with EVENT_SHARDS=4 (TEST_REDIS_CLUSTER=1, test/support/stack.ts). */
-const ON_A_CLUSTER = [
-  'test/api/stream.test.ts',
+const ON_A_SHARDED_CLUSTER = [
   'test/api/stream-replay.test.ts',
   'test/api/typing.test.ts',
   'test/api/worker.test.ts',
@@ -23,23 +22,33 @@ const ON_A_CLUSTER = [
   'test/api/webhooks.test.ts',
   'test/api/http-basics.test.ts',
 ];
+/**
+ * stream.test.ts proves "nothing else arrived" with a workspace-wide fence
+ * event, which needs one order over every event: it runs on a cluster with
+ * one shard (with more, order holds within a channel only: docs/realtime.md).
+ */
+const ON_A_ONE_SHARD_CLUSTER = ['test/api/stream.test.ts'];
+
+async function mochaOnACluster(files: string[], shards: number) {
+  const child = spawn(process.execPath, ['node_modules/mocha/bin/mocha.js', ...files], {
+    cwd: repoRoot,
+    env: { ...process.env, TEST_REDIS_CLUSTER: '1', TEST_EVENT_SHARDS: String(shards) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  expect(code, out.slice(-4000)).to.equal(0);
+  expect(out).to.match(/\d+ passing/);
+}
 
 describe('on a Redis Cluster', function () {
   this.timeout(600_000);
 
-  it('passes the realtime, queue, webhook-rendering and rate-limit tests with EVENT_SHARDS=4', async () => {
-    const child = spawn(process.execPath, ['node_modules/mocha/bin/mocha.js', ...ON_A_CLUSTER], {
-      cwd: repoRoot,
-      env: { ...process.env, TEST_REDIS_CLUSTER: '1', TEST_EVENT_SHARDS: '4' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (out += d));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-    expect(code, out.slice(-4000)).to.equal(0);
-    expect(out).to.match(/\d+ passing/);
-  });
+  it('passes the replay, typing, queue, file, webhook-rendering and rate-limit tests with EVENT_SHARDS=4', () => mochaOnACluster(ON_A_SHARDED_CLUSTER, 4));
+
+  it('passes the stream tests with one shard', () => mochaOnACluster(ON_A_ONE_SHARD_CLUSTER, 1));
 
   describe('a primary killed while 100 posts/s go in', () => {
     let cluster: LocalRedisCluster;
