@@ -55,6 +55,8 @@ export interface BusOptions {
   bus: BusKeys;
   /** How long a shard no stream needs any more is still read (a stream may come back). */
   lingerMs?: number;
+  /** Told the number of shards read whenever it changes. */
+  onReaders?(count: number): void;
   redisUrl: string;
   /** Commands (the resume checks and replay reads). */
   redis: Redis;
@@ -152,6 +154,7 @@ export class GatewayBus {
       if (this.needs.has(shard)) return;
       const reader = this.readers.get(shard);
       this.readers.delete(shard);
+      this.o.onReaders?.(this.readers.size);
       void reader?.stop();
     }, afterMs);
     timer.unref();
@@ -176,6 +179,7 @@ export class GatewayBus {
     });
     reader.start();
     this.readers.set(index, reader);
+    this.o.onReaders?.(this.readers.size);
   }
 
   /** Resolves once every reader knows where it starts. */

@@ -55,6 +55,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     log: rt.log,
     blockMs: o.readBlockMs ?? 5_000,
     ...(o.readerLingerMs === undefined ? {} : { lingerMs: o.readerLingerMs }),
+    onReaders: (count) => metrics.shardReaders.set(count),
     retentionMs: rt.config.streamRetentionSeconds * 1000,
     onEntry(entry) {
       metrics.received.inc();

@@ -19,6 +19,7 @@ export function gatewayMetrics(m: Metrics) {
     dropped: counter('axid_events_dropped_total', 'Event frames not delivered because their stream was cut off as too slow'),
     slowDisconnects: counter('axid_sse_slow_disconnects_total', 'SSE streams ended because the client fell too far behind'),
     lag: gauge('axid_stream_lag_ms', 'Now minus the time of the last stream entry read (ms)'),
+    shardReaders: gauge('axid_event_shard_readers', 'Shards of the event bus this process reads now'),
   };
 }
 
