@@ -12,6 +12,7 @@ import { dmRoutes } from './modules/dms/dms.routes.js';
 import { eventSubscriptionRoutes } from './modules/event-subscriptions/event-subscriptions.routes.js';
 import { fileRoutes } from './modules/files/files.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
+import { searchRoutes } from './modules/search/search.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
 import { userRoutes } from './modules/users/users.routes.js';
 import { hookRoutes, webhookRoutes } from './modules/webhooks/webhooks.routes.js';
@@ -34,6 +35,7 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   messageRoutes(v1, { base: '/channels/{channel_id}', param: 'channel_id', kind: 'channel', tag: 'Messages', typing: true });
   dmRoutes(v1);
   interactionRoutes(v1);
+  searchRoutes(v1);
   fileRoutes(v1);
   webhookRoutes(v1);
   eventSubscriptionRoutes(v1);

@@ -165,7 +165,7 @@ const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
 };
 
 /** A Message as JSON, with the fields of `level` (messageFieldsAt); `fields` overrides how some are given. */
-const messageJson = (level: FeatureLevel, fields: Record<MessageField, string> = MESSAGE_FIELD_SQL) => `to_json((SELECT x FROM (SELECT
+export const messageJson = (level: FeatureLevel, fields: Record<MessageField, string> = MESSAGE_FIELD_SQL) => `to_json((SELECT x FROM (SELECT
     ${messageFieldsAt(level).map((field) => `${fields[field]} AS ${field}`).join(',\n    ')}) x))`;
 
 /**

@@ -10,6 +10,7 @@ import * as interactions from './020_interactions.js';
 import * as messageEdits from './021_message_edits.js';
 import * as streamingReplies from './022_streaming_replies.js';
 import * as idempotencyKeys from './023_idempotency_keys.js';
+import * as messageSearch from './024_message_search.js';
 import * as readState from './040_read_state.js';
 import * as eventSubscriptions from './050_event_subscriptions.js';
 import * as signIn from './060_sign_in.js';
@@ -30,6 +31,7 @@ export const migrations: Record<string, Knex.Migration> = {
   '021_message_edits': messageEdits,
   '022_streaming_replies': streamingReplies,
   '023_idempotency_keys': idempotencyKeys,
+  '024_message_search': messageSearch,
   '040_read_state': readState,
   '050_event_subscriptions': eventSubscriptions,
   '060_sign_in': signIn,

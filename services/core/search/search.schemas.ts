@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { PageQuery } from '../../../shared/http/envelope.js';
+import { isUuid } from '../../../shared/ids.js';
+
+const Id = (what: string) => z.string().refine(isUuid, `must be ${what} (a uuid)`);
+
+/** `GET /search/messages` (level 3): web-search syntax (words, "phrases", -excluded). */
+export const SearchQuery = PageQuery.extend({
+  q: z
+    .string({ error: 'is required: what to search for' })
+    .max(1000, 'must be at most 1000 characters')
+    .refine((q) => q.trim().length > 0, 'must not be empty'),
+  channel_id: Id('a channel or conversation id').optional(),
+  author_id: Id('a user id').optional(),
+});
+export type SearchInput = z.infer<typeof SearchQuery>;

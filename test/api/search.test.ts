@@ -1,0 +1,124 @@
+// Search (level 3, contract §9): GET /search/messages finds what the caller
+// can read now, in web-search syntax, newest first, in keyset pages.
+import { expect } from 'chai';
+import pg from 'pg';
+import { expectError, expectOk } from '../support/expect.js';
+import { level3Stack, newWorkspace, uniqueName, type TestWorkspace } from '../support/stack.js';
+import type { Stack } from '../../services/stack.js';
+
+describe('GET /api/v1/search/messages (level 3)', () => {
+  let s: Stack;
+  let ws: TestWorkspace;
+  beforeEach(async () => {
+    s = await level3Stack();
+    ws = await newWorkspace(s);
+  });
+  const channel = async (isPrivate = false) =>
+    expectOk(await ws.owner.post('/api/v1/channels', { name: uniqueName('c'), is_private: isPrivate }), 201).data.id as string;
+  const post = async (client: TestWorkspace['owner'], channelId: string, content: string, base = 'channels') =>
+    expectOk(await client.post(`/api/v1/${base}/${channelId}/messages`, { content }), 201).data;
+  const search = async (client: TestWorkspace['owner'], query: string) =>
+    expectOk(await client.get(`/api/v1/search/messages?${query}`));
+  const contents = (res: { data: { content: string }[] }) => res.data.map((m) => m.content);
+
+  it('finds words (stemmed), phrases and identifiers, leaves out excluded words, newest first, as history pages render messages', async () => {
+    const c = await channel();
+    await post(ws.owner, c, 'the deploy of billing failed');
+    await post(ws.owner, c, 'deploying billing again');
+    await post(ws.owner, c, 'billing deploy worked');
+    await post(ws.owner, c, 'call getUserById from user_service.ts');
+    await post(ws.owner, c, 'to be or not to be');
+    expect(contents(await search(ws.owner, 'q=deploys'))).to.deep.equal(['billing deploy worked', 'deploying billing again', 'the deploy of billing failed']);
+    expect(contents(await search(ws.owner, `q=${encodeURIComponent('"deploy of billing"')}`))).to.deep.equal(['the deploy of billing failed']);
+    expect(contents(await search(ws.owner, `q=${encodeURIComponent('deploy -failed')}`))).to.deep.equal(['billing deploy worked', 'deploying billing again']);
+    expect(contents(await search(ws.owner, 'q=getUserById'))).to.deep.equal(['call getUserById from user_service.ts']);
+    expect(contents(await search(ws.owner, 'q=user_service.ts'))).to.deep.equal(['call getUserById from user_service.ts']);
+    // Stop words alone: found through the simple dictionary.
+    expect(contents(await search(ws.owner, `q=${encodeURIComponent('"to be or not"')}`))).to.deep.equal(['to be or not to be']);
+    const found = await search(ws.owner, 'q=worked');
+    const single = expectOk(await ws.owner.get(`/api/v1/channels/${c}/messages/${found.data[0].id}`)).data;
+    expect(found.data[0]).to.deep.equal(single);
+    expect(found.pagination).to.deep.equal({ next_cursor: null, has_more: false });
+  });
+
+  it('never shows private channel or DM content to outsiders, nor to a member once they left; public channels to anyone', async () => {
+    const outsider = await ws.user();
+    const member = await ws.user();
+    const word = `zebra${Date.now()}`;
+    const priv = await channel(true);
+    expectOk(await ws.owner.post(`/api/v1/channels/${priv}/members`, { user_id: member.id }), 201);
+    await post(ws.owner, priv, `private ${word}`);
+    const dm = expectOk(await ws.owner.post('/api/v1/dms', { user_ids: [member.id] }), 201).data.id;
+    await post(ws.owner, dm, `dm ${word}`, 'dms');
+    const pub = await channel();
+    await post(ws.owner, pub, `public ${word}`);
+    const other = await newWorkspace(s);
+    const elsewhere = expectOk(await other.owner.post('/api/v1/channels', { name: uniqueName('c') }), 201).data.id;
+    await post(other.owner, elsewhere, `other workspace ${word}`);
+
+    expect(contents(await search(outsider.client, `q=${word}`))).to.deep.equal([`public ${word}`]);
+    expect(contents(await search(member.client, `q=${word}`))).to.deep.equal([`public ${word}`, `dm ${word}`, `private ${word}`]);
+    expect(contents(await search(outsider.client, `q=${word}&channel_id=${priv}`))).to.deep.equal([]);
+    expectOk(await member.client.delete(`/api/v1/channels/${priv}/members/${member.id}`), 204);
+    expect(contents(await search(member.client, `q=${word}`))).to.deep.equal([`public ${word}`, `dm ${word}`]);
+  });
+
+  it('filters by channel_id and author_id, and pages newest first without repeats', async () => {
+    const a = await channel();
+    const b = await channel();
+    const bot = await ws.user({ is_agent: true });
+    expectOk(await ws.owner.post(`/api/v1/channels/${a}/members`, { user_id: bot.id }), 201);
+    for (let i = 0; i < 7; i++) await post(ws.owner, a, `status report ${i}`);
+    await post(ws.owner, b, 'status report in b');
+    await post(bot.client, a, 'status report by bot');
+    expect(contents(await search(ws.owner, `q=status&channel_id=${b}`))).to.deep.equal(['status report in b']);
+    expect(contents(await search(ws.owner, `q=status&author_id=${bot.id}`))).to.deep.equal(['status report by bot']);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await search(ws.owner, `q=report&channel_id=${a}&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.data.length).to.be.at.most(3);
+      seen.push(...contents(page));
+      cursor = page.pagination.next_cursor;
+      // Posted meanwhile: newer than the walk, never in it.
+      await post(ws.owner, a, 'report posted during the walk');
+    } while (cursor);
+    expect(seen).to.deep.equal(['status report by bot', ...[6, 5, 4, 3, 2, 1, 0].map((i) => `status report ${i}`)]);
+  });
+
+  it('answers 400 validation_error for an empty or missing q and bad filters', async () => {
+    for (const query of ['', 'q=', `q=${encodeURIComponent('   ')}`, 'q=x&channel_id=nope', 'q=x&limit=0', 'q=x&cursor=bad']) {
+      expectError(await ws.owner.get(`/api/v1/search/messages?${query}`), 400, 'validation_error');
+    }
+  });
+
+  it('plans a rare word through the GIN index and a common word as a newest-first walk bounded by the page', async () => {
+    const c = await channel();
+    // Written apart from the stack's pool, whose statements are time-bounded.
+    const bulk = new pg.Client({ connectionString: s.rt.config.databaseUrl });
+    await bulk.connect();
+    try {
+      await bulk.query(
+        `INSERT INTO messages (workspace_id, channel_id, author_id, content)
+         SELECT $1, $2, $3, 'common words here w' || (g % 3000) || CASE WHEN g % 50000 = 0 THEN ' rareword' ELSE '' END FROM generate_series(1, 100000) g`,
+        [ws.workspaceId, c, ws.ownerId],
+      );
+      await bulk.query('ANALYZE messages');
+    } finally {
+      await bulk.end();
+    }
+    const plan = async (q: string) => {
+      const { rows } = await s.rt.db.raw(
+        `EXPLAIN SELECT m.seq FROM messages m WHERE m.search @@ (websearch_to_tsquery('english', ?) || websearch_to_tsquery('simple', ?))
+           AND m.workspace_id = ? ORDER BY m.seq DESC LIMIT 51`,
+        [q, q, ws.workspaceId],
+      );
+      return (rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
+    };
+    const rare = await plan('rareword');
+    expect(rare, rare).to.include('messages_search');
+    const common = await plan('common');
+    expect(common, common).to.include('messages_workspace_seq');
+    expect(common).not.to.include('Sort');
+  });
+});
