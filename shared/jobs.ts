@@ -4,7 +4,7 @@
 // committed. Job ids are derived from the payload, so enqueueing the same work
 // twice is a no-op and a retry finds its own earlier attempt.
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Db, Knex } from './db/knex.js';
+import { commitDeadline, type Db, type Knex } from './db/knex.js';
 import { keys } from './redis.js';
 import type { Runtime } from './runtime.js';
 import type { JobWakeups } from './job-wakeups.js';
@@ -107,7 +107,8 @@ export async function enqueueRecorded(rt: Runtime, jobs: { name: JobName; payloa
  * job publisher enqueues it once committed.
  */
 export async function recordJob<N extends JobName>(rt: { jobs: JobWakeups }, trx: Db, name: N, payload: JobPayloads[N]): Promise<void> {
-  await trx('job_outbox').insert({ name, payload: JSON.stringify(payload) });
+  // Refused at commit past the time the client gives up (migration 011, shared/db/knex.ts commitDeadline).
+  await trx('job_outbox').insert({ name, payload: JSON.stringify(payload), commit_by: commitDeadline(trx) });
   const t = trx as Knex.Transaction;
   if (t.isTransaction && t.executionPromise) void t.executionPromise.then(() => rt.jobs.recorded(), () => undefined);
   else rt.jobs.recorded(); // autocommit: the insert was the commit

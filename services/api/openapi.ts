@@ -78,6 +78,8 @@ function impliedErrors(spec: RouteSpec): ErrorCode[] {
   // A body of another media type reads as {} and fails validation (400); an
   // upload (rawBody) names its own errors.
   if (spec.body && !spec.rawBody) codes.push('payload_too_large');
+  // A Content-Encoding the route does not decode (shared/http/route.ts).
+  if (spec.body) codes.push('unsupported_media_type');
   codes.push('rate_limited', 'internal_error', 'service_unavailable');
   return codes;
 }
@@ -327,6 +329,9 @@ export function docsRoutes(tables: RouteTable[], router: RouteTable['router'], l
     )
     .add({ method: 'get', path: '/docs', summary: 'API reference page', tag: 'Reference', auth: 'none', produces: ['text/html'] }, ({ ctx }) => {
       ctx.type = 'text/html; charset=utf-8';
+      // Never framed (clickjacking): CSP for current browsers, X-Frame-Options for older ones.
+      ctx.set('Content-Security-Policy', "frame-ancestors 'none'");
+      ctx.set('X-Frame-Options', 'DENY');
       return DOCS_PAGE;
     })
     .add(

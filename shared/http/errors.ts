@@ -24,6 +24,9 @@ function toAppError(err: unknown): AppError | null {
   return null;
 }
 
+/** The client closed its connection (or aborted its request) before the answer. */
+const clientWentAway = (ctx: AppContext) => ctx.req.aborted || ctx.req.socket?.destroyed === true;
+
 /**
  * Renders every error as the envelope. It sits inside the middleware that sets
  * the service headers and never hands an error back to Koa, whose default
@@ -33,9 +36,16 @@ export async function renderErrors(ctx: AppContext, next: Next): Promise<void> {
   try {
     await next();
   } catch (err) {
-    let appError = toAppError(err);
+    let appError = err instanceof AppError ? err : null;
+    if (!appError && clientWentAway(ctx)) {
+      // Not our fault and nobody to answer: not a 500 (the status is for the metrics and access log).
+      ctx.state.rt.log.debug({ req_id: ctx.state.requestId, route: ctx.state.route }, 'client went away');
+      appError = new AppError('validation_error', 'the request ended before it was read whole');
+    }
+    appError ??= toAppError(err);
     if (!appError) {
-      ctx.state.rt.log.error({ err, req_id: ctx.state.requestId, path: ctx.path }, 'unexpected error');
+      // The route's pattern, not its path: a path may hold a hook id (the logger redacts what slips through).
+      ctx.state.rt.log.error({ err, req_id: ctx.state.requestId, route: ctx.state.route ?? 'unmatched' }, 'unexpected error');
       appError = new AppError('internal_error', `something went wrong on our side (request ${ctx.state.requestId})`);
     }
     ctx.status = appError.status;

@@ -83,6 +83,39 @@ type Handler<P, Q, B, R> = (req: RouteRequest<P, Q, B>) => Result<R> | Promise<R
 
 const JSON_LIMIT = '1mb';
 
+/** Content codings the body parser decodes (koa-body's inflation), its limit applying to the decoded body. */
+const DECODED_CODINGS = ['identity', 'gzip', 'deflate', 'br'];
+
+/**
+ * A body in a content coding we do not decode is refused with 415 before it
+ * is read: JSON and form bodies may come in DECODED_CODINGS, a raw body (an
+ * upload, streamed to storage as sent) only as it is.
+ */
+function acceptContentEncoding(ctx: AppContext, raw: boolean): void {
+  const header = ctx.get('content-encoding');
+  if (!header) return;
+  const coding = header.trim().toLowerCase();
+  const accepted = raw ? ['identity'] : DECODED_CODINGS;
+  if (!accepted.includes(coding)) {
+    throw new AppError('unsupported_media_type', `Content-Encoding "${header.slice(0, 40)}" is not accepted here: send the body as ${accepted.join(', ')}`);
+  }
+  ctx.req.headers['content-encoding'] = coding; // the decoder matches names case-sensitively
+}
+
+/** Reads the body; one that is not what its Content-Encoding says (a decoder's error) is a 400, not a 500. */
+async function readBody(ctx: AppContext, parse: (ctx: AppContext, next: Next) => Promise<void>): Promise<void> {
+  try {
+    await parse(ctx, noNext);
+  } catch (err) {
+    const e = err as { status?: number; code?: unknown };
+    const coding = ctx.get('content-encoding');
+    if (e?.status === undefined && coding && coding !== 'identity' && !(err instanceof AppError)) {
+      throw new AppError('validation_error', `body: is not valid ${coding} data`);
+    }
+    throw err;
+  }
+}
+
 /** An input schema as it is at `level`: fields declared for other levels (`fromLevel`) left out, so they are unknown keys there. */
 function inputAt<S extends z.ZodType | undefined>(schema: S, level: FeatureLevel): S {
   if (!(schema instanceof z.ZodObject)) return schema;
@@ -153,7 +186,8 @@ export class RouteTable {
       ctx.state.route = pattern;
       if (needsKey && ctx.state.authFailure) throw ctx.state.authFailure;
       if (needsKey) ctx.state.actor ??= await authenticate(ctx.state.rt.db, bearerToken(ctx.get('authorization')), ctx.state.rt.access);
-      if (parseBody) await parseBody(ctx, noNext);
+      if (spec.body) acceptContentEncoding(ctx, spec.rawBody ?? false);
+      if (parseBody) await readBody(ctx, parseBody);
       // Strings that cannot be stored and runaway nesting, before any schema sees them.
       checkInput(ctx.params, 'path');
       checkInput(ctx.query, 'query');

@@ -93,7 +93,7 @@ describe('OpenAPI document', () => {
       return Object.keys(doc.paths[path!]![method!]!.responses);
     };
     expect(statuses('get /api/v1/users/me')).to.deep.equal(['200', '401', '429', '500', '503']);
-    expect(statuses('post /api/v1/channels')).to.deep.equal(['201', '400', '401', '403', '404', '409', '413', '429', '500', '503']);
+    expect(statuses('post /api/v1/channels')).to.deep.equal(['201', '400', '401', '403', '404', '409', '413', '415', '429', '500', '503']);
     expect(statuses('post /api/v1/channels/{channel_id}/messages/{message_id}/reactions').filter((s) => s.startsWith('2'))).to.deep.equal(['201']);
     expect(statuses('post /api/v1/dms').filter((s) => s.startsWith('2'))).to.deep.equal(['200', '201']);
     expect(statuses('delete /api/v1/api-keys/{key_id}')[0]).to.equal('204');
@@ -144,6 +144,12 @@ describe('OpenAPI document', () => {
       expect(asset.status, ref).to.equal(200);
       expect(asset.text).not.to.match(/https?:\/\/(?:unpkg|cdn|cdnjs|fonts\.googleapis)/);
     }
+  });
+
+  it('cannot be framed by another page (frame-ancestors, X-Frame-Options)', async () => {
+    const page = await new Client(stack().url).get('/docs');
+    expect(page.headers.get('content-security-policy')).to.match(/frame-ancestors 'none'/);
+    expect(page.headers.get('x-frame-options')).to.equal('DENY');
   });
 });
 

@@ -29,6 +29,17 @@ describe('/workspaces/current', () => {
     expect(expectOk(await ws.owner.get('/api/v1/workspaces/current')).data).to.deep.equal(before);
   });
 
+  it('takes an empty patch as a no-op 200 (never a 500), and still refuses it to members', async () => {
+    const ws = await newWorkspace();
+    await ws.owner.patch('/api/v1/workspaces/current', { settings: { max_users: 5 } });
+    const before = expectOk(await ws.owner.get('/api/v1/workspaces/current')).data;
+    for (const patch of [{}, { settings: {} }]) {
+      expect(expectOk(await ws.owner.patch('/api/v1/workspaces/current', patch)).data, JSON.stringify(patch)).to.deep.equal(before);
+    }
+    expectError(await (await ws.user()).client.patch('/api/v1/workspaces/current', {}), 403, 'forbidden');
+    expect(expectOk(await ws.owner.get('/api/v1/workspaces/current')).data).to.deep.equal(before);
+  });
+
   it('answers 400 validation_error for bad settings', async () => {
     const ws = await newWorkspace();
     expectError(await ws.owner.patch('/api/v1/workspaces/current', { settings: { max_users: 0 } }), 400, 'validation_error');

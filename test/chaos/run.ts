@@ -2,11 +2,13 @@
 // processes, a gateway, a worker) on its own PostgreSQL, redis-server and S3
 // server (spare loopback ports; never the machine's shared servers), keeps a
 // steady load on it with a client that records every id, injects one fault
-// after another, and prints per fault: posts accepted, silent gaps, duplicate
-// deliveries, 5xx other than 503, jobs not finished within 60 s, and stale
-// reads of one's own writes (after each accepted post the writer reads the
-// channel's latest page through the other API process: reads go to a streaming
-// replica of the database when it has replayed the post, DATABASE_READ_URL).
+// after another (stopped and paused, SIGSTOP, dependencies among them), and
+// prints per fault: posts accepted, silent gaps, duplicate deliveries, 5xx
+// other than 503, the slowest answer, posts that answered 503 and were found
+// committed later, jobs not finished within 60 s, and stale reads of one's own
+// writes (after each accepted post the writer reads the channel's latest page
+// through the other API process: reads go to a streaming replica of the
+// database when it has replayed the post, DATABASE_READ_URL).
 //
 // A silent gap is an accepted post that a stream never delivered although it
 // was connected before the post was sent and stayed connected for GRACE_MS
@@ -26,6 +28,8 @@ import { startProcess, type RunningProcess } from '../support/stack-process.js';
 
 const PHASE_MS = 8_000;
 const OUTAGE_MS = 5_000;
+/** Longer than the bounds on a hung dependency (DB_STATEMENT_TIMEOUT_MS + 1 s, REDIS_COMMAND_TIMEOUT_MS), so they show. */
+const PAUSE_MS = 10_000;
 const GRACE_MS = 10_000;
 const JOB_DEADLINE_MS = 60_000;
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -67,12 +71,20 @@ class ChaosRedis {
     throw new Error('redis-server did not start');
   }
   async down() {
+    this.resume();
     const child = this.child;
     this.child = null;
     if (!child || child.exitCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
     await exited;
+  }
+  /** SIGSTOP: the connection stays open and nothing answers. */
+  pause() {
+    this.child?.kill('SIGSTOP');
+  }
+  resume() {
+    this.child?.kill('SIGCONT');
   }
   async flushAll() {
     const r = new Redis(this.url);
@@ -101,6 +113,8 @@ interface Phase {
   /** Reads by the posting key, right after a post, whose page lacked that post. */
   staleReads: number;
   ownReads: number;
+  /** The slowest answer of the phase's requests (ms), timeouts included. */
+  slowestMs: number;
 }
 
 interface Post {
@@ -147,11 +161,13 @@ async function readEventStream(url: string) {
 
 const phases: Phase[] = [];
 const posts: Post[] = [];
+/** Posts answered 503: none may be found committed at the end. */
+const refusedPosts: Array<{ content: string; phase: number }> = [];
 const jobs: Job[] = [];
 const connections: Connection[] = [];
 let phase = 0;
 const newPhase = (name: string) => {
-  phases.push({ name, accepted: 0, refused503: 0, other5xx: 0, timeouts: 0, connectionErrors: 0, jobs: 0, staleReads: 0, ownReads: 0 });
+  phases.push({ name, accepted: 0, refused503: 0, other5xx: 0, timeouts: 0, connectionErrors: 0, jobs: 0, staleReads: 0, ownReads: 0, slowestMs: 0 });
   phase = phases.length - 1;
   log(`phase: ${name}`);
 };
@@ -234,9 +250,9 @@ async function request(url: string, method: string, pathname: string, key: strin
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
     const text = await res.text();
-    return { status: res.status, json: text.startsWith('{') ? JSON.parse(text) : null, started };
+    return { status: res.status, json: text.startsWith('{') ? JSON.parse(text) : null, started, ms: Date.now() - started };
   } catch (err) {
-    return { status: (err as Error).name === 'TimeoutError' ? -1 : 0, json: null, started };
+    return { status: (err as Error).name === 'TimeoutError' ? -1 : 0, json: null, started, ms: Date.now() - started };
   }
 }
 
@@ -335,7 +351,9 @@ async function main() {
             const api = d.apis[n++ % d.apis.length]!;
             const sentAt = Date.now();
             const p = phases[phase]!;
-            const res = await request(api.url, 'POST', `/api/v1/channels/${channel}/messages`, key, { content: `chaos ${n}` });
+            const content = `chaos ${n}`;
+            const res = await request(api.url, 'POST', `/api/v1/channels/${channel}/messages`, key, { content });
+            p.slowestMs = Math.max(p.slowestMs, res.ms);
             if (res.status === 201) {
               p.accepted++;
               posts.push({ id: res.json.data.id, phase, sentAt, acceptedAt: Date.now() });
@@ -347,6 +365,7 @@ async function main() {
                 if (!(seen.json.data as { id: string }[]).some((m) => m.id === res.json.data.id)) p.staleReads++;
               } else count(p, seen.status);
             } else count(p, res.status);
+            if (res.status === 503) refusedPosts.push({ content, phase });
             await sleep(40);
           }
         })(),
@@ -376,6 +395,7 @@ async function main() {
           } else count(p, up.status);
           const title = `chaos-render-${i}`;
           const posted = await request(api.url, 'POST', `/hooks/compat/${hook}`, null, { attachments: [{ fallback: title, title }] });
+          p.slowestMs = Math.max(p.slowestMs, posted.ms);
           if (posted.status === 200) {
             p.jobs++;
             jobs.push({ kind: 'render', key: title, phase, acceptedAt: Date.now() });
@@ -447,6 +467,18 @@ async function main() {
     await pgReplica.up();
     await sleep(PHASE_MS);
 
+    newPhase(`pause Redis (SIGSTOP) for ${PAUSE_MS / 1000} s`);
+    redis.pause();
+    await sleep(PAUSE_MS);
+    redis.resume();
+    await sleep(PHASE_MS);
+
+    newPhase(`pause PostgreSQL (SIGSTOP) for ${PAUSE_MS / 1000} s`);
+    await pgServer.pause();
+    await sleep(PAUSE_MS);
+    await pgServer.resume();
+    await sleep(PHASE_MS);
+
     newPhase('SIGTERM the gateway');
     await kill(d.gateway, 'SIGTERM');
     d.gateway = await role(env, 'gateway');
@@ -476,9 +508,15 @@ async function main() {
     while (Date.now() < lastAccepted + GRACE_MS) await sleep(200);
     stopReaders = true;
     await Promise.allSettled(loops);
+    // A post that answered 503 must not have committed after its answer.
+    const found = await db.query<{ content: string }>('SELECT content FROM messages WHERE channel_id = $1 AND content = ANY($2)', [channel, refusedPosts.map((r) => r.content)]);
+    const committed = new Set(found.rows.map((r) => r.content));
+    for (const r of refusedPosts) if (committed.has(r.content)) lateCommits[r.phase] = (lateCommits[r.phase] ?? 0) + 1;
     await db.end();
     await readEventStream(redis.url);
 
+    const unfinished = jobs.filter((j) => j.finishedAt === undefined);
+    if (unfinished.length) log(`unfinished jobs: ${unfinished.filter((j) => j.kind === 'file').length} files, ${unfinished.filter((j) => j.kind === 'render').length} renders`);
     printTable();
   } finally {
     await cleanup();
@@ -487,6 +525,8 @@ async function main() {
 }
 
 let cleanup: () => Promise<void> = async () => undefined;
+/** Per phase: posts answered 503 and found committed at the end. */
+const lateCommits: number[] = [];
 
 function printTable() {
   const end = Date.now();
@@ -507,11 +547,11 @@ function printTable() {
     return { p, gaps, duplicates, late };
   });
   const header =
-    '| fault | posts accepted | silent gaps | duplicates | 5xx other than 503 | 503 answers | no answer in 15 s | connection refused | jobs recorded | jobs not finished in 60 s | own reads | stale own reads |';
-  const lines = [header, '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'];
-  for (const { p, gaps, duplicates, late } of rows) {
+    '| fault | posts accepted | silent gaps | duplicates | 5xx other than 503 | 503 answers | 503 then committed | slowest answer (s) | no answer in 15 s | connection refused | jobs recorded | jobs not finished in 60 s | own reads | stale own reads |';
+  const lines = [header, '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'];
+  for (const [i, { p, gaps, duplicates, late }] of rows.entries()) {
     lines.push(
-      `| ${p.name} | ${p.accepted} | ${gaps} | ${duplicates} | ${p.other5xx} | ${p.refused503} | ${p.timeouts} | ${p.connectionErrors} | ${p.jobs} | ${late} | ${p.ownReads} | ${p.staleReads} |`,
+      `| ${p.name} | ${p.accepted} | ${gaps} | ${duplicates} | ${p.other5xx} | ${p.refused503} | ${lateCommits[i] ?? 0} | ${(p.slowestMs / 1000).toFixed(1)} | ${p.timeouts} | ${p.connectionErrors} | ${p.jobs} | ${late} | ${p.ownReads} | ${p.staleReads} |`,
     );
   }
   // Where duplicates come from: a message on the Redis stream twice (the relay) or once (the gateway).

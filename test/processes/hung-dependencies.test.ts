@@ -10,7 +10,7 @@ import { startStack, type Stack } from '../../services/stack.js';
 import { createLogger } from '../../shared/logger.js';
 import { Client } from '../support/client.js';
 import { expectError, expectOk } from '../support/expect.js';
-import { waitFor } from '../support/files.js';
+import { bucketKeys, uploadFile, waitFor } from '../support/files.js';
 import { PrivatePostgres } from '../support/private-postgres.js';
 import { PrivateRedis } from '../support/private-redis.js';
 import { newWorkspace, testEnv, uniqueName, type TestEnv } from '../support/stack.js';
@@ -48,7 +48,7 @@ describe('requests while PostgreSQL is paused (SIGSTOP)', function () {
     await server?.stop();
   });
 
-  it('answers 503 with Retry-After within seconds, and a post that answered 503 never commits after the server resumes', async () => {
+  it('answers 503 with Retry-After within seconds; a post or upload that answered 503 never commits after the server resumes, and the upload leaves no object', async () => {
     const ws = await newWorkspace(s);
     const channel = expectOk(await ws.owner.post('/api/v1/channels', { name: uniqueName('hung') }), 201).data;
     expectOk(await ws.owner.post(`/api/v1/channels/${channel.id}/messages`, { content: 'before the pause' }), 201);
@@ -61,6 +61,8 @@ describe('requests while PostgreSQL is paused (SIGSTOP)', function () {
       ...contents.map((content) => timed(ws.owner.post(`/api/v1/channels/${channel.id}/messages`, { content }))),
       timed(ws.owner.post('/api/v1/users', { name: uniqueName('hung') })),
       timed(ws.owner.get(`/api/v1/channels/${channel.id}/messages`)),
+      // An upload stores its object before its row: the object goes when the row cannot be written.
+      timed(uploadFile(s.url, { key: ws.ownerKey, data: Buffer.from('stored, then orphaned'), name: 'orphan.txt', type: 'text/plain' })),
     ]);
     for (const { res, ms } of answers) {
       expectUnavailable(res);
@@ -70,6 +72,8 @@ describe('requests while PostgreSQL is paused (SIGSTOP)', function () {
     expect(ready.res.status).to.equal(503);
     expect(ready.res.headers.get('retry-after')).to.match(/^[1-9]\d*$/);
     expect(ready.ms).to.be.below(BOUND_MS);
+
+    expect(await bucketKeys(s, `files/${ws.workspaceId}/`), 'the object of the upload that answered 503').to.deep.equal([]);
 
     await server.resume();
     await waitFor(async () => (await ws.owner.get('/api/v1/channels')).status === 200, 'requests to succeed again', 30_000);
@@ -88,6 +92,7 @@ describe('requests while PostgreSQL is paused (SIGSTOP)', function () {
       );
       const { rows } = await direct.query('SELECT content FROM messages WHERE content = ANY($1)', [contents]);
       expect(rows, 'a post that answered 503 committed later').to.deep.equal([]);
+      expect((await direct.query("SELECT id FROM files WHERE name = 'orphan.txt'")).rows, 'an upload that answered 503 committed later').to.deep.equal([]);
     } finally {
       await direct.end();
     }

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Actor } from '../../../shared/auth.js';
 import { AppError, notFound } from '../../../shared/errors.js';
@@ -29,7 +29,22 @@ export async function uploadFile(rt: Runtime, actor: Actor, req: IncomingMessage
   const key = storageKey(actor.workspaceId, id);
   const received = await receiveUpload(req, { s3: rt.s3, bucket: rt.config.s3.bucket, key });
   // The job is recorded with the row: the answer never waits for Redis.
-  const row = await rt.db.transaction(async (trx) => {
+  // Should that fail (the database away or hung: it then never commits, see
+  // docs/reliability.md), the stored object goes too: nothing refers to it.
+  const row = await recordUpload(rt, actor, id, key, received).catch(async (err: unknown) => {
+    await rt.s3
+      .send(new DeleteObjectCommand({ Bucket: rt.config.s3.bucket, Key: key }), { abortSignal: AbortSignal.timeout(STORAGE_CLEANUP_MS) })
+      .catch((cleanup: Error) => rt.log.warn({ err: cleanup.message, file_id: id }, 'could not remove the object of a failed upload'));
+    throw err;
+  });
+  return presentFile(row);
+}
+
+/** How long removing the object of a failed upload may hold its answer. */
+const STORAGE_CLEANUP_MS = 5_000;
+
+function recordUpload(rt: Runtime, actor: Actor, id: string, key: string, received: { name: string; size: number; claimedType: string }) {
+  return rt.db.transaction(async (trx) => {
     const inserted = await store.insertFile(trx, {
       id,
       workspace_id: actor.workspaceId,
@@ -42,7 +57,6 @@ export async function uploadFile(rt: Runtime, actor: Actor, req: IncomingMessage
     await recordJob(rt, trx, 'file.postprocess', { fileId: id });
     return inserted;
   });
-  return presentFile(row);
 }
 
 /** Metadata and a short-lived download link, for members of the file's workspace. */

@@ -9,6 +9,8 @@ export const insertWorkspace = async (db: Db, name: string): Promise<WorkspaceRo
 };
 
 export const updateWorkspace = async (db: Db, id: string, patch: { name?: string; settings?: object }) => {
+  // An empty patch changes nothing (knex refuses an empty UPDATE).
+  if (patch.name === undefined && patch.settings === undefined) return (await findWorkspace(db, id)) as WorkspaceRow;
   const [row] = await db<WorkspaceRow>('workspaces')
     .where({ id })
     .update({

@@ -6,6 +6,7 @@ import * as messageInsertChecks from './005_message_insert_checks.js';
 import * as jobOutbox from './006_job_outbox.js';
 import * as messageJsonAsWritten from './007_message_json_as_written.js';
 import * as outboxCommitBy from './010_outbox_commit_by.js';
+import * as jobOutboxCommitBy from './011_job_outbox_commit_by.js';
 import * as interactions from './020_interactions.js';
 import * as messageEdits from './021_message_edits.js';
 import * as streamingReplies from './022_streaming_replies.js';
@@ -27,6 +28,7 @@ export const migrations: Record<string, Knex.Migration> = {
   '006_job_outbox': jobOutbox,
   '007_message_json_as_written': messageJsonAsWritten,
   '010_outbox_commit_by': outboxCommitBy,
+  '011_job_outbox_commit_by': jobOutboxCommitBy,
   '020_interactions': interactions,
   '021_message_edits': messageEdits,
   '022_streaming_replies': streamingReplies,
