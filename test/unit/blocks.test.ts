@@ -247,6 +247,7 @@ const invalidCases: InvalidCase[] = [
   { name: 'a class on a link mark', doc: doc(paragraph(text('x', [{ type: 'link', attrs: { href: 'https://x.test', class: 'admin' } }]))), path: 'content.0.content.0.marks.0.attrs.class' },
   { name: 'unknown attribute on a heading', doc: doc({ type: 'heading', attrs: { level: 2, onmouseover: 'x' }, content: [text('t')] }), path: 'content.0.attrs.onmouseover' },
   { name: 'attribute on a paragraph', doc: doc({ type: 'paragraph', attrs: { class: 'x' }, content: [text('t')] }), path: 'content.0.attrs.class' },
+  { name: 'a card colour that is not a colour', doc: doc({ type: 'blockquote', attrs: { kind: 'attachment', color: 'red;background:url(x)' }, content: [paragraph(text('t'))] }), path: 'content.0.attrs.color' },
   { name: 'heading level out of range', doc: doc({ type: 'heading', attrs: { level: 9 }, content: [text('t')] }), path: 'content.0.attrs.level' },
   { name: 'code language breaking out of a class', doc: doc({ type: 'code_block', attrs: { language: 'ts" onmouseover="x' }, content: [text('t')] }), path: 'content.0.attrs.language' },
   { name: 'attribute on a text node', doc: doc(paragraph({ type: 'text', text: 'x', attrs: { title: 'y' } })), path: 'content.0.content.0.attrs.title' },

@@ -29,7 +29,9 @@ export async function requireReadable(
   if (cached) return cached;
   const mark = cache?.mark() ?? 0;
   const found = await findWithMembership(db, actor, channelId);
-  if (found) cache?.setAccess(mark, channelId, actor.userId, found);
+  // Only what the caller may read is cached: a hidden channel then takes the
+  // same path (one query) and time as one that does not exist, every time.
+  if (found && readableAs(found, kind)) cache?.setAccess(mark, channelId, actor.userId, found);
   return readable(found, kind);
 }
 
@@ -43,9 +45,12 @@ export function cachedReadable(actor: Actor, channelId: string, kind: ChannelKin
 }
 
 function readable(found: Readable | undefined, kind: ChannelKind): Readable {
-  if (!found) throw hiddenError(kind);
-  const isChannel = found.channel.kind === 'channel';
-  if (isChannel !== (kind === 'channel')) throw hiddenError(kind);
-  if ((!isChannel || found.channel.is_private) && !found.isMember) throw hiddenError(kind);
+  if (!found || !readableAs(found, kind)) throw hiddenError(kind);
   return found;
+}
+
+function readableAs(found: Readable, kind: ChannelKind): boolean {
+  const isChannel = found.channel.kind === 'channel';
+  if (isChannel !== (kind === 'channel')) return false;
+  return (isChannel && !found.channel.is_private) || found.isMember;
 }

@@ -17,6 +17,12 @@ export interface ChannelRow {
   member_key: string | null;
   created_by: string | null;
   created_at: Date;
+  /**
+   * Its parent is a private channel the viewer is not in: the parent's id is
+   * not shown (channels.store.ts computes it per viewer; events, which go to
+   * many, hide any private parent).
+   */
+  parent_hidden?: boolean;
 }
 
 export const ChannelSchema = named(
@@ -43,7 +49,7 @@ export const presentChannel = (row: ChannelRow): ChannelObject => ({
   description: row.description,
   is_private: row.is_private,
   is_default: row.is_default,
-  parent_channel_id: row.parent_channel_id,
+  parent_channel_id: row.parent_hidden ? null : row.parent_channel_id,
   team_id: row.team_id,
   created_by: row.created_by,
   created_at: row.created_at,

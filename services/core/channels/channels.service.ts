@@ -14,6 +14,8 @@ import { presentChannel, presentMember, type ChannelRow } from './channels.prese
 import type { CreateChannelInput, UpdateChannelInput } from './channels.schemas.js';
 import * as store from './channels.store.js';
 
+// Public names are unique (an index); a private channel's name is checked only
+// against the channels the caller can see, so this never tells of one they cannot.
 const nameTaken = (name: string) => new AppError('name_taken', `a channel named "${name}" already exists in this workspace`);
 
 /** Public channels are announced to the workspace; private ones only to their members. */
@@ -53,6 +55,7 @@ export async function createChannel(rt: Runtime, actor: Actor, input: CreateChan
   }
   try {
     return await db.transaction(async (trx) => {
+      if (await store.visibleChannelNamed(trx, actor.workspaceId, actor.userId, input.name)) throw nameTaken(input.name);
       const channel = await store.insertChannel(trx, {
         workspace_id: actor.workspaceId,
         name: input.name,
@@ -64,8 +67,9 @@ export async function createChannel(rt: Runtime, actor: Actor, input: CreateChan
         created_by: actor.userId,
       });
       await store.insertMember(trx, { channel_id: channel.id, user_id: actor.userId, workspace_id: actor.workspaceId });
-      await recordEvents(rt, trx, [{ type: 'channel.created', to: channelAddress(channel), data: { channel: presentChannel(channel) } }]);
-      return presentChannel(channel);
+      const parentPrivate = await store.parentIsPrivate(trx, channel);
+      await recordEvents(rt, trx, [{ type: 'channel.created', to: channelAddress(channel), data: { channel: presentChannel({ ...channel, parent_hidden: parentPrivate }) } }]);
+      return presentChannel(channel); // the creator reads the parent
     });
   } catch (err) {
     if (isUniqueViolation(err, 'channels_workspace_name')) throw nameTaken(input.name);
@@ -81,9 +85,11 @@ export async function updateChannel(rt: Runtime, actor: Actor, channelId: string
   if (Object.keys(patch).length === 0) return presentChannel(channel);
   try {
     return await db.transaction(async (trx) => {
+      if (patch.name !== undefined && (await store.visibleChannelNamed(trx, actor.workspaceId, actor.userId, patch.name, channel.id))) throw nameTaken(patch.name);
       const updated = await store.updateChannel(trx, channel.id, patch);
-      await recordEvents(rt, trx, [{ type: 'channel.updated', to: channelAddress(updated), data: { channel: presentChannel(updated) } }]);
-      return presentChannel(updated);
+      const parentPrivate = await store.parentIsPrivate(trx, updated);
+      await recordEvents(rt, trx, [{ type: 'channel.updated', to: channelAddress(updated), data: { channel: presentChannel({ ...updated, parent_hidden: parentPrivate }) } }]);
+      return presentChannel({ ...updated, parent_hidden: channel.parent_hidden });
     });
   } catch (err) {
     if (isUniqueViolation(err, 'channels_workspace_name')) throw nameTaken(patch.name ?? '');

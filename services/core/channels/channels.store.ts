@@ -17,6 +17,18 @@ export const updateChannel = async (db: Db, id: string, patch: Partial<Pick<Chan
   return row as ChannelRow;
 };
 
+/** `parent_hidden` of a channel row `c` for viewer `userId` (ChannelRow). */
+const parentHidden = (db: Db, userId: string) =>
+  db.raw(
+    `EXISTS (SELECT 1 FROM channels p WHERE p.id = c.parent_channel_id AND p.is_private
+       AND NOT EXISTS (SELECT 1 FROM channel_members pm WHERE pm.channel_id = p.id AND pm.user_id = ?)) AS parent_hidden`,
+    [userId],
+  );
+
+/** Whether a channel's parent is private (its events, sent to many, then leave the parent out). */
+export const parentIsPrivate = async (db: Db, channel: ChannelRow): Promise<boolean> =>
+  channel.parent_channel_id !== null && (await db('channels').where({ id: channel.parent_channel_id, is_private: true }).first('id')) !== undefined;
+
 /** Public channels and the private ones the user is in, oldest first (channels_workspace_seq). */
 export const listVisibleChannels = (db: Db, o: { workspaceId: string; userId: string; after?: number; limit: number }): Promise<ChannelRow[]> =>
   db('channels as c')
@@ -31,7 +43,7 @@ export const listVisibleChannels = (db: Db, o: { workspaceId: string; userId: st
     })
     .orderBy('c.seq')
     .limit(o.limit + 1)
-    .select('c.*');
+    .select('c.*', parentHidden(db, o.userId));
 
 /** Inserts a membership; undefined when it already existed. */
 export const insertMember = async (db: Db, m: { channel_id: string; user_id: string; workspace_id: string }): Promise<MemberRow | undefined> => {
@@ -100,11 +112,34 @@ export async function findWithMembership(db: Db, actor: Actor, channelId: string
       this.on('cm.channel_id', 'c.id').andOn('cm.user_id', db.raw('?', [actor.userId]));
     })
     .where({ 'c.id': channelId, 'c.workspace_id': actor.workspaceId })
-    .first('c.*', db.raw('(cm.user_id IS NOT NULL) AS is_member'));
+    .first('c.*', db.raw('(cm.user_id IS NOT NULL) AS is_member'), parentHidden(db, actor.userId));
   if (!row) return undefined;
   const { is_member, ...channel } = row;
   return { channel: channel as ChannelRow, isMember: Boolean(is_member) };
 }
+
+/**
+ * Whether a channel the user can see (public, or private and theirs) has this
+ * name; a private channel they are not in never counts (docs/decisions.md,
+ * "Private channel names"). `exceptId`: the channel being renamed.
+ */
+export const visibleChannelNamed = async (db: Db, workspaceId: string, userId: string, name: string, exceptId?: string) =>
+  (await db('channels as c')
+    .where({ 'c.workspace_id': workspaceId, 'c.kind': 'channel', 'c.name': name })
+    .modify((q) => {
+      if (exceptId) q.whereNot('c.id', exceptId);
+    })
+    .where((q) =>
+      q.where('c.is_private', false).orWhereExists(db('channel_members as cm').whereRaw('cm.channel_id = c.id').andWhere('cm.user_id', userId)),
+    )
+    .first('c.id')) !== undefined;
+
+/** Ids of the private channels of a workspace that `userId` is not in (a subquery: what another listing must not show them). */
+export const privateChannelsNotJoined = (db: Db, workspaceId: string, userId: string) =>
+  db('channels as pc')
+    .select('pc.id')
+    .where({ 'pc.workspace_id': workspaceId, 'pc.is_private': true })
+    .whereNotExists(db('channel_members as pcm').whereRaw('pcm.channel_id = pc.id').andWhere('pcm.user_id', userId));
 
 /** The channels and conversations a user is in (the gateway routes events by them). */
 export const channelIdsOfUser = async (db: Db, userId: string): Promise<string[]> => {

@@ -40,6 +40,8 @@ export async function listWebhooks(rt: Runtime, actor: Actor, q: { limit: number
       after: decodeCursor(q.cursor),
       limit: q.limit,
       createdBy: seesAllWebhooks(actor) ? undefined : actor.userId,
+      // A hook's address posts into its channel: never shown to someone who cannot read a private one.
+      viewerId: actor.userId,
     }),
   );
   return pageOf(rows, q.limit, (row: WebhookRow) => presentWebhook(row, rt.config.publicBaseUrl));

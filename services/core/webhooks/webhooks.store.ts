@@ -1,3 +1,4 @@
+import { privateChannelsNotJoined } from '../channels/channels.store.js';
 import type { Db } from '../../../shared/db/knex.js';
 import type { CompatAttachment } from './webhooks.compat.js';
 import type { WebhookRow } from './webhooks.presenter.js';
@@ -14,9 +15,11 @@ export const insertWebhook = async (db: Db, row: Pick<WebhookRow, 'id' | 'worksp
 export const findWebhook = async (db: Db, id: string): Promise<WebhookRow | undefined> =>
   WEBHOOK_ID.test(id) ? db<WebhookRow>('incoming_webhooks').where({ id }).first() : undefined;
 
-export const listWebhooks = (db: Db, workspaceId: string, o: { after?: number; limit: number; createdBy?: string }) =>
+/** Hooks of the workspace, less those on private channels `viewerId` is not in (whoever made them). */
+export const listWebhooks = (db: Db, workspaceId: string, o: { after?: number; limit: number; createdBy?: string; viewerId: string }) =>
   db<WebhookRow>('incoming_webhooks')
     .where({ workspace_id: workspaceId })
+    .whereNotIn('channel_id', privateChannelsNotJoined(db, workspaceId, o.viewerId))
     .modify((q) => {
       if (o.createdBy !== undefined) q.where('created_by', o.createdBy);
       if (o.after !== undefined) q.where('seq', '>', o.after);

@@ -7,6 +7,7 @@ import * as jobOutbox from './006_job_outbox.js';
 import * as messageJsonAsWritten from './007_message_json_as_written.js';
 import * as outboxCommitBy from './010_outbox_commit_by.js';
 import * as jobOutboxCommitBy from './011_job_outbox_commit_by.js';
+import * as privateChannelNames from './012_private_channel_names.js';
 import * as interactions from './020_interactions.js';
 import * as messageEdits from './021_message_edits.js';
 import * as streamingReplies from './022_streaming_replies.js';
@@ -29,6 +30,7 @@ export const migrations: Record<string, Knex.Migration> = {
   '007_message_json_as_written': messageJsonAsWritten,
   '010_outbox_commit_by': outboxCommitBy,
   '011_job_outbox_commit_by': jobOutboxCommitBy,
+  '012_private_channel_names': privateChannelNames,
   '020_interactions': interactions,
   '021_message_edits': messageEdits,
   '022_streaming_replies': streamingReplies,
