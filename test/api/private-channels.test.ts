@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Client } from '../support/client.js';
 import { expectError, expectOk } from '../support/expect.js';
 import { createChannel, messagesUrl, postMessage } from '../support/conversations.js';
+import { busEvents } from '../support/bus.js';
 import { waitFor } from '../support/files.js';
 import { driverQueries } from '../support/queries.js';
 import { newWorkspace, stack, uniqueName } from '../support/stack.js';
@@ -151,7 +152,7 @@ describe('what is private stays unseen', () => {
     // Its events go to the whole workspace: they leave a private parent out.
     const s = stack();
     const events = await waitFor(async () => {
-      const now = ((await s.rt.redis.xrange(s.rt.streamKey, '-', '+')) as [string, string[]][]).map(([, f]) => JSON.parse(f[1]!)).filter((e) => e.data?.channel?.id === sub.id);
+      const now = (await busEvents(s)).filter((e) => e.data?.channel?.id === sub.id);
       return now.length >= 2 ? now : undefined;
     }, 'the channel events');
     for (const e of events) expect(e.data.channel.parent_channel_id).to.equal(null);
