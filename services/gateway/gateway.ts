@@ -177,6 +177,8 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
       maxQueueBytes,
       metrics,
     );
+    // A key that expires ends its streams then, as its revocation would (hub.ts).
+    if (snapshot.keyExpiresAt) endAt(conn, snapshot.keyExpiresAt.getTime());
     try {
       // Level 3: a stream that names the last frame it got resumes after it (bus.ts).
       const from = features.replay ? resumePoint(ctx) : null;
@@ -210,6 +212,13 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
       conn.end();
     }
     if (closing) conn.end();
+  }
+
+  /** Ends `conn` at `at` (ms since the epoch); timers wait at most about 24 days, so a later one is set again. */
+  function endAt(conn: SseConnection, at: number) {
+    const timer = setTimeout(() => (Date.now() >= at ? conn.end() : endAt(conn, at)), Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1));
+    timer.unref();
+    conn.onEnd(() => clearTimeout(timer));
   }
 
   /** The `Last-Event-ID` header, or the `last_event_id` query (EventSource cannot set headers on a first connect). */

@@ -217,6 +217,21 @@ describe('GET /api/v1/stream', () => {
       expect(viaFirst.isEnded()).to.equal(false);
       for (const s of [viaFirst, viaSecond]) expect(s.text()).not.to.include('api_key');
     });
+    it('ends a stream opened with a key when the key expires, as on revocation', async () => {
+      const ws = await newWorkspace();
+      const expiresAt = Date.now() + 1_500;
+      const short = await ws.owner.post('/api/v1/api-keys', { name: 'short', expires_at: new Date(expiresAt).toISOString() });
+      expect(short.status, short.text).to.equal(201);
+      const viaFirst = await raw(ws.ownerKey);
+      const viaShort = await raw(short.body.data.key);
+      await viaShort.ended;
+      expect(Date.now()).to.be.at.least(expiresAt);
+      const token = await fence(ws.workspaceId);
+      await viaFirst.waitFor(isFence(token));
+      expect(viaFirst.isEnded()).to.equal(false);
+      // And it cannot be opened again.
+      expectError(await new Client(stack().url, short.body.data.key).get('/api/v1/stream'), 401, 'key_expired');
+    });
   });
 
   describe('channels and DMs', () => {

@@ -72,17 +72,22 @@ export const findChannelsByIds = (db: Db, ids: string[]) =>
 const FIND_KEY_HOLDER: PreparedStatement = {
   name: 'axid_find_key_holder',
   text: `SELECT u.id, u.seq, u.workspace_id, u.name, u.display_name, u.avatar_url, u.role, u.is_agent, u.created_at, u.deactivated_at,
-                w.id AS w_id, w.name AS w_name, w.settings AS w_settings, w.created_at AS w_created_at
+                w.id AS w_id, w.name AS w_name, w.settings AS w_settings, w.created_at AS w_created_at, k.expires_at AS k_expires_at
            FROM api_keys k
            JOIN users u ON u.id = k.user_id
            JOIN workspaces w ON w.id = u.workspace_id
-          WHERE k.id = $1 AND k.revoked_at IS NULL AND u.deactivated_at IS NULL`,
+          WHERE k.id = $1 AND k.revoked_at IS NULL AND u.deactivated_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
 };
 
-export const findKeyHolder = async (db: Knex, keyId: string): Promise<{ user: UserRow; workspace: WorkspaceRow } | undefined> => {
-  const { rows } = await runPrepared<UserRow & { w_id: string; w_name: string; w_settings: WorkspaceRow['settings']; w_created_at: Date }>(db, FIND_KEY_HOLDER, [keyId]);
+/** The user and workspace of a key still valid (not revoked, not expired), and when the key expires. */
+export const findKeyHolder = async (db: Knex, keyId: string): Promise<{ user: UserRow; workspace: WorkspaceRow; keyExpiresAt: Date | null } | undefined> => {
+  const { rows } = await runPrepared<UserRow & { w_id: string; w_name: string; w_settings: WorkspaceRow['settings']; w_created_at: Date; k_expires_at: Date | null }>(
+    db,
+    FIND_KEY_HOLDER,
+    [keyId],
+  );
   const row = rows[0];
   if (!row) return undefined;
-  const { w_id, w_name, w_settings, w_created_at, ...user } = row;
-  return { user, workspace: { id: w_id, name: w_name, settings: w_settings, created_at: w_created_at } };
+  const { w_id, w_name, w_settings, w_created_at, k_expires_at, ...user } = row;
+  return { user, workspace: { id: w_id, name: w_name, settings: w_settings, created_at: w_created_at }, keyExpiresAt: k_expires_at };
 };
