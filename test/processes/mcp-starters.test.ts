@@ -9,8 +9,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { expectOk } from '../support/expect.js';
+import { openRaw } from '../support/sse.js';
 import { call, REPO_ROOT, run, waitForLine, withMcp } from '../support/mcp.js';
-import { newWorkspace, stack, uniqueName } from '../support/stack.js';
+import { level3Stack, newWorkspace, stack, uniqueName } from '../support/stack.js';
 
 type Files = Record<string, string>;
 const RUNTIMES = ['node', 'cloudflare-workers', 'vercel'] as const;
@@ -269,6 +270,50 @@ describe('the generated node bot', function () {
       const threadReply = expectOk(await ws.owner.get(`/api/v1/channels/${channel.id}/messages/${threadReplyId}`)).data;
       expect(threadReply).to.include({ author_id: botId, thread_id: root.id });
     } finally {
+      await stop(child);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('streams its answer and answers a click on its actionId button at level 3, end to end', async () => {
+    const s3 = await level3Stack();
+    const ws = await newWorkspace(s3);
+    const channel = expectOk(await ws.owner.post('/api/v1/channels', { name: uniqueName('bots') }), 201).data;
+    const name = uniqueName('echo');
+    const created = await withMcp({ AXID_API_KEY: ws.ownerKey, AXID_BASE_URL: s3.url }, async (c) => {
+      const bot = (await call(c, 'setup_axid_bot', { name })).structuredContent!;
+      const project = (await call(c, 'scaffold_bot_project', { bot_name: name, target_runtime: 'node' })).structuredContent!;
+      return { bot, files: project.files as Files };
+    });
+    const botId = created.bot.bot_user_id as string;
+    const botKey = created.bot.api_key as string;
+    expectOk(await ws.owner.post(`/api/v1/channels/${channel.id}/members`, { user_id: botId }), 201);
+    const dir = writeProject(created.files);
+    const { child, output } = startBot(dir, { AXID_API_KEY: botKey, AXID_BASE_URL: s3.url });
+    const watcher = await openRaw(s3.url, ws.ownerKey);
+    try {
+      await waitForLine(child, /connected: listening/, 20_000, output);
+      const root = expectOk(await ws.owner.post(`/api/v1/channels/${channel.id}/messages`, { content: `@${name} tell me something long` }), 201).data;
+      const [, replyId] = await waitForLine(child, new RegExp(`replied to ${root.id} with (\\S+)`), 15_000, output);
+      const reply = expectOk(await ws.owner.get(`/api/v1/channels/${channel.id}/messages/${replyId}`)).data;
+      expect(reply).to.include({ author_id: botId, content: 'Hi! You said: "tell me something long"', streaming: false });
+      await watcher.waitFor((f) => f.event === 'message.updated' && f.data.message.id === replyId && f.data.message.streaming === false);
+      // Appends reach a stream before the finish (commit order).
+      expect(watcher.frames.filter((f) => f.event === 'message.appended' && f.data.message_id === replyId).length).to.be.greaterThan(0);
+
+      // The bot posts buttons; a person clicks one; the bot answers the click.
+      const buttons = { type: 'doc', content: [{ type: 'block_button_group', attrs: { blockName: 'button_group', version: 1, props: { buttons: [{ label: 'Approve', actionId: 'approve' }] } } }] };
+      const card = await fetch(`${s3.url}/api/v1/channels/${channel.id}/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${botKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ content: 'Deploy?', content_json: buttons }),
+      }).then((r) => r.json() as Promise<{ data: { id: string } }>);
+      const click = expectOk(await ws.owner.post('/api/v1/interactions/actions', { message_id: card.data.id, action_id: 'approve' }), 202).data;
+      const [, answerId] = await waitForLine(child, new RegExp(`answered click ${click.id} with (\\S+)`), 15_000, output);
+      const answer = expectOk(await ws.owner.get(`/api/v1/channels/${channel.id}/messages/${answerId}`)).data;
+      expect(answer).to.include({ author_id: botId, content: 'Button "approve" clicked.' });
+    } finally {
+      watcher.close();
       await stop(child);
       rmSync(dir, { recursive: true, force: true });
     }

@@ -11,6 +11,11 @@
 // the thread when the message was in a thread. When the stream drops it
 // reconnects with exponential backoff and then reads the messages of its
 // channels posted in the gap, so no mention is missed.
+//
+// At feature level 3 (the server says so in X-Service-Feature-Level) the reply
+// is streamed as it is written ("streaming": true, then .../append, then
+// .../finish), and a click on one of the bot's actionId buttons (the
+// `interaction.action` event, sent to the bot alone) is answered in its channel.
 
 const API_KEY = process.env.AXID_API_KEY;
 const BASE_URL = (process.env.AXID_BASE_URL || 'http://localhost:3000').replace(/\/+$/, '');
@@ -21,6 +26,11 @@ const MAX_BACKOFF_MS = 30_000;
 if (!API_KEY) {
   console.error('AXID_API_KEY is not set. Run: AXID_API_KEY=<the bot key> npm start');
   process.exit(1);
+}
+
+/** Replace this with what a click on one of your actionId buttons does. Returns the reply text. */
+async function onButton(interaction) {
+  return `Button "${interaction.action_id}" clicked.`;
 }
 
 /** Replace this with your bot's brain. Returns the reply text. */
@@ -51,9 +61,39 @@ async function api(method, path, body) {
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(15_000),
   });
+  const header = Number(res.headers.get('x-service-feature-level'));
+  if (header) level = header;
   const json = await res.json().catch(() => ({}));
   if (!res.ok) throw new ApiError(res.status, json.error?.code ?? 'http_error', json.error?.message ?? res.statusText);
   return json;
+}
+
+/** The server's feature level, from the header of its last answer. */
+let level = 2;
+
+/** Posts a reply; at level 3 streamed a few words at a time, as an agent writes it. */
+async function postReply(channelId, content, threadId) {
+  const where = { ...(threadId ? { thread_id: threadId } : {}) };
+  if (level < 3) return api('POST', `/channels/${channelId}/messages`, { content, ...where });
+  const chunks = content.match(/\s*\S+\s*/g) ?? [content];
+  const first = chunks.slice(0, 2).join('');
+  const reply = await api('POST', `/channels/${channelId}/messages`, { content: first, streaming: true, ...where });
+  try {
+    for (const chunk of chunks.slice(2)) await api('POST', `/channels/${channelId}/messages/${reply.data.id}/append`, { content: chunk });
+  } finally {
+    await api('POST', `/channels/${channelId}/messages/${reply.data.id}/finish`, {});
+  }
+  return reply;
+}
+
+async function onInteraction(interaction) {
+  try {
+    const reply = await postReply(interaction.channel_id, await onButton(interaction));
+    remember(reply.data.id);
+    log(`answered click ${interaction.id} with ${reply.data.id}`);
+  } catch (error) {
+    log(`could not answer click ${interaction.id}: ${error.message}`);
+  }
 }
 
 /** Every item of a list endpoint (follows next_cursor), at most `max`. */
@@ -112,10 +152,7 @@ async function onMessage(message) {
   if (message.author_id === me.id || !mentionsMe(message)) return;
   try {
     const content = await answer(message, me);
-    const reply = await api('POST', `/channels/${message.channel_id}/messages`, {
-      content,
-      ...(message.thread_id ? { thread_id: message.thread_id } : {}),
-    });
+    const reply = await postReply(message.channel_id, content, message.thread_id);
     remember(reply.data.id);
     log(`replied to ${message.id} with ${reply.data.id}`);
   } catch (error) {
@@ -227,6 +264,9 @@ async function run() {
         } else if (event === 'message.created') {
           const payload = JSON.parse(data);
           if (payload.message) await onMessage(payload.message);
+        } else if (event === 'interaction.action') {
+          const payload = JSON.parse(data);
+          if (payload.interaction) await onInteraction(payload.interaction);
         }
       });
       if (!stopping) log('stream ended');
