@@ -6,7 +6,7 @@ import { validateContentJson, type BlockRules } from '../../shared/blocks/index.
 import { Client as HttpClient } from '../support/client.js';
 import { expectOk } from '../support/expect.js';
 import { call, closedPort, json, notAxidServer, REPO_ROOT, startMcp, withMcp, type ToolResult } from '../support/mcp.js';
-import { newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
+import { level3Stack, newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
 
 const TOOL_NAMES = ['compose_block_message', 'inspect_workspace', 'scaffold_bot_project', 'send_test_message', 'setup_axid_bot'];
 const DEFAULT_RULES: BlockRules = { trackerHosts: ['linear.app'], codeHosts: ['github.com'] };
@@ -208,6 +208,24 @@ describe('MCP tool server', function () {
           }
         }
       });
+    });
+
+    it('reports actionId buttons live on a level-3 server, disabled on a level-2 one, and unknown when none answers', async () => {
+      const d = doc(paragraph({ type: 'text', text: 'Deploy?' }), block('button_group', { buttons: [{ label: 'Ship', actionId: 'ship' }, { label: 'Docs', url: 'https://example.com' }, { label: 'Stop', actionId: 'stop' }] }));
+      const at = async (baseUrl: string) => withMcp({ AXID_BASE_URL: baseUrl }, async (client) => expectToolOk(await call(client, 'compose_block_message', { content_json: d })));
+      const three = await at((await level3Stack()).url);
+      expect(three.valid).to.equal(true);
+      expect(three.action_buttons).to.deep.include({ action_ids: ['ship', 'stop'], live: true, feature_level: 3 });
+      expect(three.action_buttons.note).to.include('interaction.action');
+      const two = await at(stack().url);
+      expect(two.action_buttons).to.deep.include({ action_ids: ['ship', 'stop'], live: false, feature_level: 2 });
+      expect(two.action_buttons.note).to.include('FEATURE_LEVEL=3');
+      const offline = await at(`http://127.0.0.1:${await closedPort()}`);
+      expect(offline.valid).to.equal(true);
+      expect(offline.action_buttons).to.deep.include({ live: false, feature_level: null });
+      // A document without actionId buttons says nothing about them.
+      const noActions = await withMcp({ AXID_BASE_URL: stack().url }, async (client) => expectToolOk(await call(client, 'compose_block_message', { content_json: doc(block('divider', {})) })));
+      expect(noActions).to.not.have.property('action_buttons');
     });
 
     it('honours available_blocks', async () => {

@@ -11,6 +11,8 @@ export const DEFAULT_BASE_URL = 'http://localhost:3000';
 const REQUEST_TIMEOUT_MS = 15_000;
 /** Lists are followed page by page up to this many items. */
 export const MAX_LIST_ITEMS = 200;
+/** How long compose_block_message waits to learn the server's level before answering without it. */
+const LEVEL_TIMEOUT_MS = 1500;
 
 export function apiSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): ApiSettings {
   const key = env.AXID_API_KEY?.trim();
@@ -115,6 +117,27 @@ export class AxidApi {
       `AXID_BASE_URL (${this.settings.baseUrl}) does not seem to point at an Axid server. Set it to the server's base address without /api/v1, e.g. ${DEFAULT_BASE_URL}.`,
       res.status,
     );
+  }
+
+  private level: { value: number; at: number } | null = null;
+
+  /**
+   * The server's feature level, from the X-Service-Feature-Level header of
+   * GET /healthz (no key needed; docs/feature-levels.md), remembered for a
+   * minute; null when the server cannot be reached, so offline tools still answer.
+   */
+  async featureLevel(): Promise<number | null> {
+    if (this.level && Date.now() - this.level.at < 60_000) return this.level.value;
+    try {
+      const res = await fetch(`${this.settings.baseUrl}/healthz`, { signal: AbortSignal.timeout(LEVEL_TIMEOUT_MS) });
+      await res.body?.cancel();
+      const value = Number(res.headers.get('x-service-feature-level'));
+      if (!Number.isInteger(value) || value < 1) return null;
+      this.level = { value, at: Date.now() };
+      return value;
+    } catch {
+      return null;
+    }
   }
 
   async get<T>(path: string): Promise<T> {

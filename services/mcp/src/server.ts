@@ -30,7 +30,7 @@ export function createServer(options: ServerOptions = {}): McpServer {
   );
   server.registerTool(setupBotTool.name, setupBotTool.config, guarded((args) => setupBotTool.run(api, args)));
   server.registerTool(scaffoldTool.name, scaffoldTool.config, guarded((args) => scaffoldTool.run(args)));
-  server.registerTool(composeTool.name, composeTool.config, guarded((args) => composeTool.run(rules, args)));
+  server.registerTool(composeTool.name, composeTool.config, guarded((args) => composeTool.run(rules, api, args)));
   server.registerTool(sendTestMessageTool.name, sendTestMessageTool.config, guarded((args) => sendTestMessageTool.run(api, rules, args)));
   server.registerTool(inspectTool.name, inspectTool.config, guarded((args) => inspectTool.run(api, args)));
   return server;

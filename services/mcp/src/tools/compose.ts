@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { BLOCK_NAMES, validateContentJson, type BlockRules, type ValidationResult } from '../../../../shared/blocks/index.js';
 import { loadConfig } from '../../../../shared/config.js';
+import type { AxidApi } from '../api.js';
+
+/** The feature level from which `actionId` buttons are live (contract §9: POST /interactions/actions). */
+const ACTIONS_LIVE_SINCE = 3;
 
 /** The card hosts, read from TRACKER_HOSTS / CODE_HOSTS with the server's defaults and parsing. */
 export function blockRulesFromEnv(env: NodeJS.ProcessEnv = process.env): BlockRules {
@@ -27,6 +31,35 @@ export function compose(contentJson: unknown, rules: BlockRules, availableBlocks
   return validateContentJson(doc, { ...rules, ...(availableBlocks ? { availableBlocks } : {}) });
 }
 
+/** The actionId of every button in the document's button groups, in order. */
+function actionIds(document: unknown): string[] {
+  const ids: string[] = [];
+  const walk = (node: unknown) => {
+    if (!node || typeof node !== 'object') return;
+    const n = node as { type?: unknown; attrs?: { props?: { buttons?: { actionId?: unknown }[] } }; content?: unknown };
+    if (n.type === 'block_button_group') for (const b of n.attrs?.props?.buttons ?? []) if (typeof b.actionId === 'string') ids.push(b.actionId);
+    if (Array.isArray(n.content)) n.content.forEach(walk);
+  };
+  walk(document);
+  return ids;
+}
+
+/**
+ * What becomes of a document's actionId buttons on the server at AXID_BASE_URL:
+ * live (a click reaches the author's stream as interaction.action) from level 3,
+ * rendered disabled below it or when the level is unknown.
+ */
+async function actionButtons(ids: string[], api: AxidApi) {
+  const level = await api.featureLevel();
+  const live = level !== null && level >= ACTIONS_LIVE_SINCE;
+  const note = live
+    ? `The server at ${api.settings.baseUrl} is at feature level ${level}: a click on these buttons reaches the message author's stream as an interaction.action event (POST /api/v1/interactions/actions).`
+    : level === null
+      ? `The server at ${api.settings.baseUrl} could not be reached to learn its feature level: from level 3 these buttons are live (interaction.action on the author's stream); below it clients render them disabled.`
+      : `The server at ${api.settings.baseUrl} is at feature level ${level}: clients render these buttons disabled (button actions come with level 3, FEATURE_LEVEL=3). Use url buttons for a working link.`;
+  return { action_ids: ids, live, feature_level: level, note };
+}
+
 export const composeTool = {
   name: 'compose_block_message',
   config: {
@@ -36,7 +69,7 @@ export const composeTool = {
       'A document is {"type": "doc", "content": [...nodes]} in ProseMirror JSON; a block node is {"type": "block_<name>", "attrs": {"blockName": "<name>", "version": 1, "props": {...}}} ' +
       `with <name> one of ${BLOCK_NAMES.join(', ')}; a mention is {"type": "mention", "attrs": {"id": "<user id>"}}. ` +
       'Example: {"type":"doc","content":[{"type":"block_button_group","attrs":{"blockName":"button_group","version":1,"props":{"buttons":[{"label":"Open","url":"https://example.com"}]}}}]}. ' +
-      'Valid: {valid: true, preview, card_origin, mentioned_user_ids}. Invalid: {valid: false, error_code, message (names the node path), path, hint}: fix and call again before send_test_message.',
+      'Valid: {valid: true, preview, card_origin, mentioned_user_ids, and action_buttons {action_ids, live, feature_level, note} when it has actionId buttons: live from the server\'s feature level 3, disabled below it}. Invalid: {valid: false, error_code, message (names the node path), path, hint}: fix and call again before send_test_message.',
     inputSchema: {
       content_json: z
         .union([z.record(z.string(), z.unknown()), z.string()])
@@ -51,6 +84,10 @@ export const composeTool = {
       preview: z.string().optional().describe('Plain-text preview of the message, as notifications show it.'),
       card_origin: z.string().nullable().optional().describe('Origin of the first card block (e.g. https://github.com), or null.'),
       mentioned_user_ids: z.array(z.string()).optional(),
+      action_buttons: z
+        .object({ action_ids: z.array(z.string()), live: z.boolean(), feature_level: z.number().int().nullable(), note: z.string() })
+        .optional()
+        .describe("Only for a document with actionId buttons: whether clicks on them are live on the server at AXID_BASE_URL (feature level 3), read from its X-Service-Feature-Level."),
       error_code: z.string().optional(),
       message: z.string().optional(),
       path: z.string().optional(),
@@ -58,9 +95,10 @@ export const composeTool = {
     },
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
-  run(rules: BlockRules, args: { content_json: unknown; available_blocks?: string[] | undefined }) {
+  async run(rules: BlockRules, api: AxidApi, args: { content_json: unknown; available_blocks?: string[] | undefined }) {
     // The stored form of the document is the server's business, not part of the answer.
-    const { document: _stored, ...result } = compose(args.content_json, rules, args.available_blocks) as ValidationResult & { document?: unknown };
-    return result;
+    const { document: stored, ...result } = compose(args.content_json, rules, args.available_blocks) as ValidationResult & { document?: unknown };
+    const ids = result.valid ? actionIds(stored) : [];
+    return ids.length > 0 ? { ...result, action_buttons: await actionButtons(ids, api) } : result;
   },
 };
