@@ -3,7 +3,7 @@ import { expectError, expectOk } from '../support/expect.js';
 import { createChannel, messagesUrl, postMessage } from '../support/conversations.js';
 import { Client } from '../support/client.js';
 import { waitFor } from '../support/files.js';
-import { executableMarkup, PAYLOADS, renderings } from '../support/markup-corpus.js';
+import { executableMarkup, PAYLOADS, renderings } from '../fixtures/markup-corpus.js';
 import { newWorkspace, stack } from '../support/stack.js';
 
 describe('content sanitizing through the API', () => {
@@ -30,7 +30,7 @@ describe('content sanitizing through the API', () => {
 
 describe('stored markup renders to nothing that runs, on every path that writes content', function () {
   this.timeout(60_000);
-  // A payload per case, each behind another of the tricks (test/support/markup-corpus.ts).
+  // A payload per case, each behind another of the tricks (test/fixtures/markup-corpus.ts).
   const TRICKS = ['\\` ', '` ', '`` x ` ', '> ', 'text\n', '- ', '\\`` '];
   const cases = PAYLOADS.map((payload, i) => `${TRICKS[i % TRICKS.length]}${payload}${i % 2 ? ' `' : ''}`);
 

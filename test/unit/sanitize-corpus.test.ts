@@ -1,11 +1,11 @@
 // The sanitizer agrees with CommonMark renderers: every variant of the corpus
-// (test/support/markup-corpus.ts), once sanitized, renders to nothing that
+// (test/fixtures/markup-corpus.ts), once sanitized, renders to nothing that
 // runs in markdown-it or micromark with raw HTML on; content it cannot make
 // safe is refused (400), never stored as sent. Through HTTP: test/api/sanitize.test.ts.
 import { expect } from 'chai';
 import { sanitizeContent } from '../../services/core/messages/messages.sanitize.js';
 import { AppError } from '../../shared/errors.js';
-import { corpus, executableMarkup, PAYLOADS, renderings } from '../support/markup-corpus.js';
+import { corpus, executableMarkup, PAYLOADS, renderings } from '../fixtures/markup-corpus.js';
 
 describe('sanitized content renders to nothing that runs (markdown-it and micromark, raw HTML on)', () => {
   it('the check itself finds every payload of the corpus when it is not sanitized', () => {
