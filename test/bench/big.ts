@@ -13,7 +13,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { generateApiKey } from '../../shared/auth.js';
 import { CHANNEL_PAGE, NO_CURSOR, THREAD_PAGE } from '../../services/core/messages/messages.store.js';
-import { DATASET_SIZES, dataset, type DatasetSize } from './dataset/big-workspace.js';
+import { COMMON_WORD, DATASET_SIZES, RARE_WORD, dataset, type DatasetSize } from './dataset/big-workspace.js';
 import { ensureBigWorkspace, type DatasetState } from './dataset/ensure.js';
 import { repoRoot } from './lib/proc.js';
 import type { Scenario } from './lib/report.js';
@@ -31,6 +31,8 @@ interface Target {
   url: string;
   state: DatasetState;
   api: string;
+  /** The same data set served at FEATURE_LEVEL=3, for search (GET /search/messages exists from level 3). */
+  level3Api: string;
   key: string;
   /** Ids and cursors of the paths. */
   ids: { workspace: string; probe: string; channel: string; thread: string; threadChannel: string; deepCursor: string; deepOffset: number };
@@ -63,7 +65,12 @@ async function prepare(b: Bench, size: DatasetSize, database: string): Promise<T
       `axid-${size.name}`,
       'api,gateway',
     );
-    return { size, database, url, state, api: api.url, key: key.key, ids: { workspace, probe, channel, thread, threadChannel, deepCursor: encodeCursor(deep.seq), deepOffset } };
+    const level3 = await startAxid(
+      { ...b, axidEnv: { ...b.axidEnv, DATABASE_URL: url, REDIS_KEY_PREFIX: `${b.prefix}${size.name}3:`, FEATURE_LEVEL: '3', MIGRATE_ON_START: 'false' } },
+      `axid-${size.name}-level3`,
+      'api',
+    );
+    return { size, database, url, state, api: api.url, level3Api: level3.url, key: key.key, ids: { workspace, probe, channel, thread, threadChannel, deepCursor: encodeCursor(deep.seq), deepOffset } };
   } finally {
     await db.end();
   }
@@ -112,6 +119,18 @@ const PATHS: Path[] = [
   { name: 'post into the largest channel', run: (t, i) => timed(`${t.api}/api/v1/channels/${t.ids.channel}/messages`, 'POST', t.key, { content: `bench 10m post ${i}` }, 201) },
 ];
 
+/**
+ * Search (level 3, issue 22): a word in about ten messages and one in every
+ * other message, across the workspace and within the largest channel.
+ * Absolute targets for the rare word; the common word is bounded by the page.
+ */
+const SEARCH_PATHS: (Path & { target?: { median: number; p99: number } })[] = [
+  { name: `search, rare word ("${RARE_WORD}")`, target: { median: 50, p99: 200 }, run: (t) => timed(`${t.level3Api}/api/v1/search/messages?q=${RARE_WORD}&limit=50`, 'GET', t.key) },
+  { name: `search, common word ("${COMMON_WORD}")`, run: (t) => timed(`${t.level3Api}/api/v1/search/messages?q=${COMMON_WORD}&limit=50`, 'GET', t.key) },
+  { name: `search, rare word in the largest channel`, target: { median: 50, p99: 200 }, run: (t) => timed(`${t.level3Api}/api/v1/search/messages?q=${RARE_WORD}&channel_id=${t.ids.channel}&limit=50`, 'GET', t.key) },
+  { name: `search, common word in the largest channel`, run: (t) => timed(`${t.level3Api}/api/v1/search/messages?q=${COMMON_WORD}&channel_id=${t.ids.channel}&limit=50`, 'GET', t.key) },
+];
+
 async function measure(t: Target, p: Path) {
   for (let i = 0; i < WARMUP; i++) await p.run(t, i);
   const h = new Histogram();
@@ -146,6 +165,17 @@ async function explain(t: Target): Promise<string> {
       [t.ids.workspace, t.ids.probe],
     );
     await plan('stream init: memberships (channelIdsOfUser)', `SELECT channel_id FROM channel_members WHERE user_id = $1`, [t.ids.probe]);
+    const search = (channel: string | null) =>
+      `SELECT m.seq FROM messages m
+        WHERE m.search @@ (websearch_to_tsquery('english', $1) || websearch_to_tsquery('simple', $1))
+          AND m.workspace_id = $2 ${channel ? `AND m.channel_id = '${channel}'` : ''}
+          AND m.channel_id IN (SELECT c.id FROM channels c WHERE c.workspace_id = $2
+                                AND ((c.kind = 'channel' AND NOT c.is_private)
+                                     OR EXISTS (SELECT 1 FROM channel_members cm WHERE cm.channel_id = c.id AND cm.user_id = $3)))
+        ORDER BY m.seq DESC LIMIT 51`;
+    await plan(`search, rare word (services/core/search/search.store.ts, rendering left out)`, search(null), [RARE_WORD, t.ids.workspace, t.ids.probe]);
+    await plan(`search, common word`, search(null), [COMMON_WORD, t.ids.workspace, t.ids.probe]);
+    await plan(`search, rare word in the largest channel`, search(t.ids.channel), [RARE_WORD, t.ids.workspace, t.ids.probe]);
     await db.query('BEGIN');
     await plan(
       'post into the largest channel (the insert, rolled back)',
@@ -175,7 +205,7 @@ export async function bigWorkspace(b: Bench, s: Scenario): Promise<void> {
   );
   const results = new Map<string, { big: { median: number; p99: number }[]; small: { median: number; p99: number }[] }>();
   for (let round = 1; round <= settings.rounds; round++) {
-    for (const p of PATHS) {
+    for (const p of process.env.BENCH_10M_SEARCH_ONLY === '1' ? SEARCH_PATHS : [...PATHS, ...SEARCH_PATHS]) {
       const r = results.get(p.name) ?? { big: [], small: [] };
       r.big.push(await measure(big, p));
       r.small.push(await measure(small, p));
@@ -183,11 +213,18 @@ export async function bigWorkspace(b: Bench, s: Scenario): Promise<void> {
     }
     b.log(`10M: round ${round} done`);
   }
-  for (const p of PATHS) {
+  for (const p of process.env.BENCH_10M_SEARCH_ONLY === '1' ? [] : PATHS) {
     const r = results.get(p.name)!;
     s.metrics.push(
       { metric: `${p.name}, median`, unit: 'ms', axid: r.big.map((x) => x.median), floor: r.small.map((x) => x.median), target: { kind: 'ratio', op: '<=', value: 2 } },
       { metric: `${p.name}, p99`, unit: 'ms', axid: r.big.map((x) => x.p99), floor: r.small.map((x) => x.p99) },
+    );
+  }
+  for (const p of SEARCH_PATHS) {
+    const r = results.get(p.name)!;
+    s.metrics.push(
+      { metric: `${p.name}, median`, unit: 'ms', axid: r.big.map((x) => x.median), floor: r.small.map((x) => x.median), ...(p.target ? { target: { kind: 'abs' as const, op: '<' as const, value: p.target.median } } : {}) },
+      { metric: `${p.name}, p99`, unit: 'ms', axid: r.big.map((x) => x.p99), floor: r.small.map((x) => x.p99), ...(p.target ? { target: { kind: 'abs' as const, op: '<' as const, value: p.target.p99 } } : {}) },
     );
   }
   const plans = [`## ${big.size.name} set\n\n${await explain(big)}`, `## ${small.size.name} set\n\n${await explain(small)}`].join('\n');
