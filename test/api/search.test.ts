@@ -117,6 +117,11 @@ describe('GET /api/v1/search/messages (level 3)', () => {
     };
     const rare = await plan('rareword');
     expect(rare, rare).to.include('messages_search');
+    // A long most-common-words list (migration 025): with the default one, a
+    // rare word on the ten-million-message set was estimated at 100,000 rows
+    // and walked the whole workspace (docs/bench.md, scenario 8: search).
+    const { rows: stats } = await s.rt.db.raw(`SELECT attstattarget FROM pg_attribute WHERE attrelid = 'messages'::regclass AND attname = 'search'`);
+    expect(Number((stats as { attstattarget: number }[])[0]!.attstattarget)).to.be.at.least(2000);
     const common = await plan('common');
     expect(common, common).to.include('messages_workspace_seq');
     expect(common).not.to.include('Sort');

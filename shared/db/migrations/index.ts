@@ -13,6 +13,7 @@ import * as messageEdits from './021_message_edits.js';
 import * as streamingReplies from './022_streaming_replies.js';
 import * as idempotencyKeys from './023_idempotency_keys.js';
 import * as messageSearch from './024_message_search.js';
+import * as messageSearchStatistics from './025_message_search_statistics.js';
 import * as readState from './040_read_state.js';
 import * as eventSubscriptions from './050_event_subscriptions.js';
 import * as signIn from './060_sign_in.js';
@@ -36,6 +37,7 @@ export const migrations: Record<string, Knex.Migration> = {
   '022_streaming_replies': streamingReplies,
   '023_idempotency_keys': idempotencyKeys,
   '024_message_search': messageSearch,
+  '025_message_search_statistics': messageSearchStatistics,
   '040_read_state': readState,
   '050_event_subscriptions': eventSubscriptions,
   '060_sign_in': signIn,

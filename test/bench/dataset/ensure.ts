@@ -42,7 +42,13 @@ export async function ensureBigWorkspace(
   const knex = createDb(databaseUrl, 2);
   try {
     const applied = await migrateLatest(knex);
-    if (applied.length) log(`migrations applied to ${name}: ${applied.join(', ')}`);
+    if (applied.length) {
+      log(`migrations applied to ${name}: ${applied.join(', ')}`);
+      // A migration may add a column the planner knows nothing of yet (the
+      // search vector): statistics as autovacuum would gather them on a
+      // server that runs it (this machine's does not).
+      await knex.raw('ANALYZE messages');
+    }
   } finally {
     await knex.destroy();
   }
