@@ -181,12 +181,13 @@ export async function getMessage(rt: Runtime, actor: Actor, channelId: string, k
   });
 }
 
-export async function updateMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, body: UpdateMessageInput) {
-  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
-  const existing = await requireMessage(rt, channel.id, messageId);
-  if (!canEditMessage(actor, existing)) throw forbidden('only the author edits a message');
+/**
+ * The columns an edit or a finish sets from `metadata` and `content_json`
+ * (validated, with what the document yields: card origin and mentions), as
+ * an update patch; fields left out of the body are left as they are.
+ */
+function documentPatch(rt: Runtime, body: { metadata?: unknown; content_json?: unknown }): Record<string, unknown> {
   const patch: Record<string, unknown> = {};
-  if (body.content !== undefined) patch.content = cleanContent(body.content);
   if (body.metadata !== undefined) patch.metadata = body.metadata === null ? null : JSON.stringify(body.metadata);
   if (body.content_json !== undefined) {
     const blocks = checkContentJson(rt, body.content_json);
@@ -194,6 +195,17 @@ export async function updateMessage(rt: Runtime, actor: Actor, channelId: string
     patch.card_origin = blocks.card_origin;
     patch.mentioned_user_ids = rt.db.raw('?::uuid[]', [`{${blocks.mentioned_user_ids.join(',')}}`]);
   }
+  return patch;
+}
+
+export async function updateMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, body: UpdateMessageInput) {
+  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  const existing = await requireMessage(rt, channel.id, messageId);
+  if (!canEditMessage(actor, existing)) throw forbidden('only the author edits a message');
+  // Content first, as before: of two bad fields, the content's refusal is the answer.
+  const content = body.content !== undefined ? cleanContent(body.content) : undefined;
+  const patch = documentPatch(rt, body);
+  if (content !== undefined) patch.content = content;
   return rt.db.transaction(async (trx) => {
     // Deleted meanwhile: nothing to edit.
     if (!(await store.keepVersion(trx, existing.id))) throw notFound('Message');
@@ -363,14 +375,7 @@ async function presentLocked(rt: Runtime, trx: Knex.Transaction, channelId: stri
 /** Ends a streamed reply (its author; optionally its final content_json and metadata): message.updated with streaming false. */
 export async function finishMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, body: FinishInput) {
   const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
-  const patch: Record<string, unknown> = {};
-  if (body.metadata !== undefined) patch.metadata = body.metadata === null ? null : JSON.stringify(body.metadata);
-  if (body.content_json !== undefined) {
-    const blocks = checkContentJson(rt, body.content_json);
-    patch.content_json = blocks.content_json === null ? null : JSON.stringify(blocks.content_json);
-    patch.card_origin = blocks.card_origin;
-    patch.mentioned_user_ids = rt.db.raw('?::uuid[]', [`{${blocks.mentioned_user_ids.join(',')}}`]);
-  }
+  const patch = documentPatch(rt, body);
   return rt.db.transaction(async (trx) => {
     const row = await lockStreaming(rt, trx, actor, channel.id, messageId);
     await store.finishStreaming(trx, row.id, patch);
