@@ -104,7 +104,12 @@ describe('roles in separate processes', function () {
     await env.cleanup();
   });
 
-  it('streams a 100 MB upload through the API while its peak RSS grows by less than 64 MB', async () => {
+  // The bound proves streaming: a buffered 100 MB upload holds at least 100 MB.
+  // It cannot be V8's own threshold: socket chunks are external memory, which
+  // V8 collects once 64 MB of it has piled up since the last collection
+  // (its external allocation soft limit), so a streaming upload peaks anywhere
+  // from about 35 to 66 MB above its start (measured alone and in full runs).
+  it('streams a 100 MB upload through the API while its peak RSS grows by less than 80 MB', async () => {
     const api = await startRole(env, 'api');
     started.push(api);
     const key = env.config.bootstrapAdminKey!;
@@ -114,7 +119,7 @@ describe('roles in separate processes', function () {
     const up = await uploadFile(api.url, { key, size: 100 * MB, contentLength: false });
     expect(expectOk(up, 201).data.size).to.equal(100 * MB);
     const grown = peakRss(api.child.pid!) - before;
-    expect(grown, `peak RSS grew by ${(grown / MB).toFixed(1)} MB`).to.be.below(64 * MB);
+    expect(grown, `peak RSS grew by ${(grown / MB).toFixed(1)} MB`).to.be.below(80 * MB);
   });
 
   it('runs ROLES=api and ROLES=worker as two processes: an upload to the one becomes ready through the other', async () => {
