@@ -3,6 +3,7 @@
 // reconnect, and performs the user's actions. Views call it and read the store.
 import { ApiError, createApi, data, page, all, uploadFile, type Api } from './api.js';
 import { browserKeyRequest, loadSession, saveSession, type SavedSession } from './session.js';
+import { featuresFor } from './features.js';
 import { Prefs, shouldNotify } from './prefs.js';
 import { LiveStream, type StreamState } from './stream.js';
 import { Store, threadKey, type KeyValueStorage } from './store.js';
@@ -42,6 +43,8 @@ export class AxidClient {
   private readSent = new Map<string, string>();
   /** Whether the last reconnect resumed (level 3 replay) rather than polled; null before any reconnect. */
   lastResumed: boolean | null = null;
+  /** The server's X-Service-Feature-Level as last seen; views read store.features, derived from it once. */
+  private level = 2;
 
   constructor(private readonly env: ClientEnv) {
     this.store = new Store(env.storage);
@@ -50,8 +53,9 @@ export class AxidClient {
     this.api = createApi(env.origin, {
       key: () => this.session?.key ?? null,
       onLevel: (level) => {
-        if (level !== this.store.level) {
-          this.store.level = level;
+        if (level !== this.level) {
+          this.level = level;
+          this.store.features = featuresFor(level);
           this.store.changed();
         }
       },
@@ -59,7 +63,7 @@ export class AxidClient {
     });
     // At level 3 reading is told to the server, so other tabs and devices follow (channel.read).
     this.store.onRead = (conversationId, newestId) => {
-      if (this.store.level < 3 || this.readSent.get(conversationId) === newestId) return;
+      if (!this.store.features.readState || this.readSent.get(conversationId) === newestId) return;
       this.readSent.set(conversationId, newestId);
       const path = { channel_id: conversationId, conversation_id: conversationId };
       const body = { message_id: newestId };
@@ -169,7 +173,7 @@ export class AxidClient {
         if (!p) return;
         this.store.addPage(id, p.data, p.pagination, false);
         // At level 3 the server counted (setServerReadState); below, this browser's own record does.
-        if (id !== this.openConversation && this.store.level < 3) this.store.countUnread(id, p.data);
+        if (id !== this.openConversation && !this.store.features.readState) this.store.countUnread(id, p.data);
       }),
     );
     this.store.changed();
@@ -345,7 +349,7 @@ export class AxidClient {
       ...(opts.threadId ? { thread_id: opts.threadId } : {}),
     };
     // At feature level 3 a retried POST cannot post twice.
-    const headers = this.store.level >= 3 ? { 'Idempotency-Key': localId } : undefined;
+    const headers = this.store.features.idempotentSends ? { 'Idempotency-Key': localId } : undefined;
     try {
       const m =
         this.messagesPath(conversationId) === 'dms'

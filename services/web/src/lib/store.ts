@@ -4,6 +4,7 @@
 // subscribe and read. Rules (docs/web.md): upsert by id keeping the later
 // edited_at; order by (created_at, id); deletions leave a tombstone so a late
 // event cannot bring a message back; unread counts are sets of ids.
+import { featuresFor, type Features } from './features.js';
 import type { Channel, Conversation, Message, User, Workspace } from './types.js';
 
 export type SendState = 'pending' | 'sent' | 'failed';
@@ -37,7 +38,8 @@ const before = (a: Message, b: Message) => a.created_at < b.created_at || (a.cre
 export class Store {
   me: User | null = null;
   workspace: Workspace | null = null;
-  level = 2;
+  /** What the server offers (lib/features.ts), from its feature level; level 2 until a response says otherwise. */
+  features: Features = featuresFor(2);
   users = new Map<string, User>();
   channels = new Map<string, Channel>();
   dms = new Map<string, Conversation>();

@@ -246,8 +246,8 @@ function BlockButton({ button, message }: { button: Button; message: Message }) 
       </button>
     );
   }
-  // Button actions exist from feature level 3 (X-Service-Feature-Level); below that they show disabled.
-  const enabled = client.store.level >= 3;
+  // Button actions exist only when the server offers them (lib/features.ts); else they show disabled.
+  const enabled = client.store.features.actions;
   const invoke = async () => {
     try {
       const res = await client.api.POST('/api/v1/interactions/actions' as never, { body: { message_id: message.id, action_id: str(button.actionId) } } as never);

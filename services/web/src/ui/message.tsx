@@ -103,7 +103,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
           </span>
         ) : null}
         {message.edited_at ? (
-          store.level >= 3 && message.state === 'sent' ? (
+          store.features.editHistory && message.state === 'sent' ? (
             <button class="link edited" title={`Edited ${new Date(message.edited_at).toLocaleString()}: show earlier versions`} onClick={() => setHistory(true)}>
               (edited)
             </button>

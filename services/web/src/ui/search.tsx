@@ -18,7 +18,7 @@ function Highlighted({ text, terms }: { text: string; terms: string[] }) {
 export function SearchBox({ onResults }: { onResults(q: string): void }) {
   const client = useStore();
   const [q, setQ] = useState('');
-  if (client.store.level < 3) return null;
+  if (!client.store.features.search) return null;
   return (
     <form role="search" class="search-form" onSubmit={(e) => (e.preventDefault(), q.trim() && onResults(q.trim()))}>
       <input type="search" aria-label="Search messages" placeholder="Search messages" value={q} onInput={(e) => setQ(e.currentTarget.value)} />

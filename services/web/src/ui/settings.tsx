@@ -6,7 +6,7 @@ import { all, data, errorMessage, page } from '../lib/api.js';
 import { applyTheme, type Theme } from '../lib/prefs.js';
 import type { ApiKey, Role, User, Webhook, Workspace } from '../lib/types.js';
 import { displayName, useStore } from './context.js';
-import { CopyButton } from './copy-button.js';
+import { CopyButton, ShownOnce } from './copy-button.js';
 import { Invites } from './invites.js';
 import { PasswordForm, PasswordResetLink, SignInLink } from './password.js';
 
@@ -140,7 +140,7 @@ function Keys() {
   };
   return (
     <>
-      {client.store.level >= 3 ? (
+      {client.store.features.signInLinks ? (
         <>
           <PasswordForm />
           <SignInLink />
@@ -217,7 +217,7 @@ function People() {
   const owner = client.store.me?.role === 'owner';
   return (
     <>
-      {client.store.level >= 3 ? <Invites /> : null}
+      {client.store.features.signInLinks ? <Invites /> : null}
       <h2>People and agents</h2>
       {secret ? <Secret title={`The key of ${secret.name}.`} value={secret.key} onDone={() => setSecret(null)} /> : null}
       <form class="row" onSubmit={create}>
@@ -255,7 +255,7 @@ function People() {
               </select>
             </td>
             <td>
-              {client.store.level >= 3 && !u.is_agent && u.id !== client.store.me?.id ? <PasswordResetLink userId={u.id} name={u.name} /> : null}
+              {client.store.features.signInLinks && !u.is_agent && u.id !== client.store.me?.id ? <PasswordResetLink userId={u.id} name={u.name} /> : null}
               {u.id !== client.store.me?.id ? (
                 <button
                   class="btn small btn-danger"

@@ -30,7 +30,7 @@ export function unreadLabel(unread: number, mentions: number) {
 /** The online dot (feature level 3 only: below it the server says nothing about presence). */
 export function PresenceDot({ userId }: { userId: string }) {
   const client = useStore();
-  if (client.store.level < 3) return null;
+  if (!client.store.features.presence) return null;
   const online = client.store.presence.get(userId) === 'online';
   return <span class={`presence ${online ? 'online' : 'offline'}`} role="img" aria-label={online ? 'online' : 'offline'} title={online ? 'online' : 'offline'} />;
 }
@@ -113,7 +113,7 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
           const others = d.member_ids.filter((u) => u !== s.me?.id);
           const bot = others.some((u) => s.users.get(u)?.is_agent);
           const title = conversationTitle(client, d.id);
-          const presence = s.level >= 3 && d.kind !== 'group_dm' && others[0] ? (s.presence.get(others[0]) === 'online' ? 'online' : 'offline') : '';
+          const presence = s.features.presence && d.kind !== 'group_dm' && others[0] ? (s.presence.get(others[0]) === 'online' ? 'online' : 'offline') : '';
           return (
             <li key={d.id}>
               <a
