@@ -5,7 +5,7 @@ import { all, data, errorMessage, page } from '../lib/api.js';
 import type { components } from '../lib/api-schema.js';
 import type { Role } from '../lib/types.js';
 import { useStore } from './context.js';
-import { CopyButton } from './copy-button.js';
+import { ShownOnce } from './copy-button.js';
 
 type Invite = components['schemas']['Invite'];
 
@@ -34,14 +34,9 @@ export function Invites() {
       <h2>Invite people</h2>
       <p class="muted">A link that lets one person create their account and sign in. It works once.</p>
       {link ? (
-        <div class="secret" role="status">
-          <p>
-            <strong>The invite link.</strong> It is shown only once: copy it now and send it to the person.
-          </p>
-          <code class="secret-value" data-testid="invite-link">{link}</code>
-          <CopyButton text={link} label="Copy the invite link" />
-          <button class="btn small" onClick={() => setLink(null)}>Done</button>
-        </div>
+        <ShownOnce value={link} testId="invite-link" copyLabel="Copy the invite link" onDone={() => setLink(null)}>
+          <strong>The invite link.</strong> It is shown only once: copy it now and send it to the person.
+        </ShownOnce>
       ) : null}
       <form class="row" onSubmit={create} aria-label="Create an invite link">
         <label>

@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import { data, errorMessage } from '../lib/api.js';
 import { MIN_PASSWORD } from '../lib/sign-in.js';
 import { useStore } from './context.js';
-import { CopyButton } from './copy-button.js';
+import { CopyButton, ShownOnce } from './copy-button.js';
 
 export function PasswordForm() {
   const client = useStore();
@@ -52,11 +52,7 @@ export function SignInLink() {
       <h2>Sign in on another device</h2>
       <p class="muted">A link that signs you in once, within 10 minutes. It holds no key.</p>
       {link ? (
-        <div class="secret" role="status">
-          <code class="secret-value" data-testid="signin-link">{link.url}</code>
-          <CopyButton text={link.url} label="Copy the sign-in link" />
-          <button class="btn small" onClick={() => setLink(null)}>Done</button>
-        </div>
+        <ShownOnce value={link.url} testId="signin-link" copyLabel="Copy the sign-in link" onDone={() => setLink(null)} />
       ) : (
         <button class="btn" onClick={make}>Make a sign-in link</button>
       )}

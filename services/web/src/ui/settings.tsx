@@ -94,14 +94,9 @@ function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
 
 function Secret({ title, value, onDone }: { title: string; value: string; onDone(): void }) {
   return (
-    <div class="secret" role="status">
-      <p>
-        <strong>{title}</strong> It is shown only once: copy it now.
-      </p>
-      <code class="secret-value" data-testid="secret">{value}</code>
-      <CopyButton text={value} label="Copy the secret" />
-      <button class="btn small" onClick={onDone}>Done</button>
-    </div>
+    <ShownOnce value={value} testId="secret" copyLabel="Copy the secret" onDone={onDone}>
+      <strong>{title}</strong> It is shown only once: copy it now.
+    </ShownOnce>
   );
 }
 

@@ -2,6 +2,7 @@
 // and under "Sign in with an API key" the key form for bots' owners and old
 // habits), the welcome page of an invite link, and the page of a
 // password-reset link. What they call is in lib/sign-in.ts.
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { errorMessage } from '../lib/api.js';
 import { MIN_PASSWORD, OIDC_START, acceptInvite, resetPassword, signInMethods, signInWithPassword, type Methods } from '../lib/sign-in.js';
@@ -114,24 +115,53 @@ function KeySignIn({ onSignedIn, label }: { onSignedIn(): void; label: string })
   );
 }
 
-/** A new password twice, at least 12 characters (the API's rule). */
-function NewPassword({ value, onInput, confirm, onConfirm, label = 'Password' }: { value: string; onInput(v: string): void; confirm: string; onConfirm(v: string): void; label?: string }) {
+/**
+ * The one form a link opens to set a password (an invite's welcome page, a
+ * password reset): the fields above it, a new password twice (at least 12
+ * characters, the API's rule), and a submit that runs only when both match.
+ */
+function NewPasswordForm(props: {
+  title: string;
+  intro: string;
+  passwordLabel: string;
+  submitLabel: string;
+  busyLabel: string;
+  onSubmit(password: string): Promise<unknown>;
+  children?: ComponentChildren;
+}) {
+  const [password, setPassword] = useState('');
+  const [confirm, setConfirm] = useState('');
+  const { busy, failure, run } = useBusy();
+  const [local, setLocal] = useState<string | null>(null);
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const wrong = password !== confirm ? 'The two passwords differ.' : null;
+    setLocal(wrong);
+    if (!wrong) void run(() => props.onSubmit(password));
+  };
   return (
-    <>
-      <label>
-        {label}
-        <input type="password" autoComplete="new-password" required minLength={MIN_PASSWORD} maxLength={256} value={value} onInput={(e) => onInput(e.currentTarget.value)} />
-      </label>
-      <p class="muted small">At least {MIN_PASSWORD} characters.</p>
-      <label>
-        Repeat the password
-        <input type="password" autoComplete="new-password" required value={confirm} onInput={(e) => onConfirm(e.currentTarget.value)} />
-      </label>
-    </>
+    <main class="signin">
+      <form class="card form signin-card" onSubmit={submit} aria-label={props.title}>
+        <h1>{props.title}</h1>
+        <p class="muted">{props.intro}</p>
+        {local || failure ? <p class="error" role="alert">{local ?? failure}</p> : null}
+        {props.children}
+        <label>
+          {props.passwordLabel}
+          <input type="password" autoComplete="new-password" required minLength={MIN_PASSWORD} maxLength={256} value={password} onInput={(e) => setPassword(e.currentTarget.value)} autoFocus={!props.children} />
+        </label>
+        <p class="muted small">At least {MIN_PASSWORD} characters.</p>
+        <label>
+          Repeat the password
+          <input type="password" autoComplete="new-password" required value={confirm} onInput={(e) => setConfirm(e.currentTarget.value)} />
+        </label>
+        <button class="btn btn-primary" type="submit" disabled={busy}>
+          {busy ? props.busyLabel : props.submitLabel}
+        </button>
+      </form>
+    </main>
   );
 }
-
-const mismatch = (a: string, b: string) => (a !== b ? 'The two passwords differ.' : null);
 
 /** The page an invite link opens: the account is made and signed in at once. */
 export function InviteWelcome({ token, onDone }: { token: string; onDone(): void }) {
@@ -139,75 +169,48 @@ export function InviteWelcome({ token, onDone }: { token: string; onDone(): void
   const [name, setName] = useState('');
   const [displayName, setDisplayName] = useState('');
   const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
-  const [confirm, setConfirm] = useState('');
-  const { busy, failure, run } = useBusy();
-  const [local, setLocal] = useState<string | null>(null);
-  const submit = (e: Event) => {
-    e.preventDefault();
-    const wrong = mismatch(password, confirm);
-    setLocal(wrong);
-    if (wrong) return;
-    void run(async () => {
-      await acceptInvite(client, { token, name: name.trim(), display_name: displayName.trim() || null, email: email.trim(), password });
-      onDone();
-    });
-  };
   return (
-    <main class="signin">
-      <form class="card form signin-card" onSubmit={submit} aria-label="Join the workspace">
-        <h1>Welcome to Axid</h1>
-        <p class="muted">You were invited to a workspace. Choose how people see you and a password to sign in with.</p>
-        {local || failure ? <p class="error" role="alert">{local ?? failure}</p> : null}
-        <label>
-          User name
-          <input required maxLength={80} autoComplete="username" value={name} onInput={(e) => setName(e.currentTarget.value)} autoFocus />
-        </label>
-        <label>
-          Display name <span class="muted small">(optional)</span>
-          <input maxLength={80} autoComplete="name" value={displayName} onInput={(e) => setDisplayName(e.currentTarget.value)} />
-        </label>
-        <label>
-          Email
-          <input type="email" required autoComplete="email" value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
-        </label>
-        <NewPassword value={password} onInput={setPassword} confirm={confirm} onConfirm={setConfirm} />
-        <button class="btn btn-primary" type="submit" disabled={busy}>
-          {busy ? 'Joining…' : 'Join and sign in'}
-        </button>
-      </form>
-    </main>
+    <NewPasswordForm
+      title="Welcome to Axid"
+      intro="You were invited to a workspace. Choose how people see you and a password to sign in with."
+      passwordLabel="Password"
+      submitLabel="Join and sign in"
+      busyLabel="Joining…"
+      onSubmit={async (password) => {
+        await acceptInvite(client, { token, name: name.trim(), display_name: displayName.trim() || null, email: email.trim(), password });
+        onDone();
+      }}
+    >
+      <label>
+        User name
+        <input required maxLength={80} autoComplete="username" value={name} onInput={(e) => setName(e.currentTarget.value)} autoFocus />
+      </label>
+      <label>
+        Display name <span class="muted small">(optional)</span>
+        <input maxLength={80} autoComplete="name" value={displayName} onInput={(e) => setDisplayName(e.currentTarget.value)} />
+      </label>
+      <label>
+        Email
+        <input type="email" required autoComplete="email" value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+      </label>
+    </NewPasswordForm>
   );
 }
 
 /** The page a password-reset link opens (an owner or admin made it). */
 export function ResetPassword({ code, onDone }: { code: string; onDone(): void }) {
   const client = useStore();
-  const [password, setPassword] = useState('');
-  const [confirm, setConfirm] = useState('');
-  const { busy, failure, run } = useBusy();
-  const [local, setLocal] = useState<string | null>(null);
-  const submit = (e: Event) => {
-    e.preventDefault();
-    const wrong = mismatch(password, confirm);
-    setLocal(wrong);
-    if (wrong) return;
-    void run(async () => {
-      await resetPassword(client, code, password);
-      onDone();
-    });
-  };
   return (
-    <main class="signin">
-      <form class="card form signin-card" onSubmit={submit} aria-label="Choose a new password">
-        <h1>Choose a new password</h1>
-        <p class="muted">This link works once. Browsers signed in to your account before are signed out.</p>
-        {local || failure ? <p class="error" role="alert">{local ?? failure}</p> : null}
-        <NewPassword value={password} onInput={setPassword} confirm={confirm} onConfirm={setConfirm} label="New password" />
-        <button class="btn btn-primary" type="submit" disabled={busy}>
-          {busy ? 'Saving…' : 'Save and sign in'}
-        </button>
-      </form>
-    </main>
+    <NewPasswordForm
+      title="Choose a new password"
+      intro="This link works once. Browsers signed in to your account before are signed out."
+      passwordLabel="New password"
+      submitLabel="Save and sign in"
+      busyLabel="Saving…"
+      onSubmit={async (password) => {
+        await resetPassword(client, code, password);
+        onDone();
+      }}
+    />
   );
 }
