@@ -15,6 +15,7 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetrics } from '../shared/metrics.js';
 import { createOutboxRelay, type OutboxRelay } from '../shared/relay/outbox-relay.js';
 import { messageCreatedEvents } from './core/messages/messages.store.js';
+import { presentersAt } from './core/presenters.js';
 import type { JobOutboxPublisher } from '../shared/job-outbox.js';
 import { JobWakeups } from '../shared/job-wakeups.js';
 import { AccessCache } from '../shared/access-cache.js';
@@ -149,6 +150,8 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
     access: new AccessCache(readsEvents),
     events: new CommitListeners(),
     jobs: new JobWakeups(),
+    // The objects of the level, made once: core renders through them and never asks the level.
+    presenters: presentersAt(config.featureLevel),
     // Time-boxed: a dependency that does not answer makes /readyz answer 503
     // within READY_TIMEOUT_MS instead of hanging with it.
     async ready() {

@@ -3,7 +3,8 @@
 // it is asked in few places only: the route table (a route declares the level
 // it starts at, which also feeds the OpenAPI document), the header
 // (shared/http/request-context.ts), the stream's frames and `init`
-// (services/gateway), and the start-up of level-3 machinery (services/stack.ts).
+// (services/gateway), and the start-up (services/stack.ts: level-3 machinery,
+// and the runtime's presenters bound to the level, services/core/presenters.ts).
 export const FEATURE_LEVELS = [2, 3] as const;
 export type FeatureLevel = (typeof FEATURE_LEVELS)[number];
 
@@ -23,8 +24,8 @@ export const existsAt = (span: LevelSpan, level: FeatureLevel): boolean =>
 // Fields that exist from a level on (a user's `email` at 3): declared once on
 // the zod schema with `fromLevel`, then left out of a level below it by the
 // route table (request bodies and queries: the field is unknown there, as
-// before) and by the OpenAPI document (response objects). Presenters add such
-// a field only where `existsAt(span, level)` says so.
+// before) and by the OpenAPI document (response objects). Presenters, bound
+// to the runtime's level once, add such a field only where it exists.
 const fieldLevels = new WeakMap<object, LevelSpan>();
 
 /** Marks a field's schema as existing at `span` only (`{since: 3}`). */

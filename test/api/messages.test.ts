@@ -295,7 +295,7 @@ describe('postMessage (the service function incoming webhooks call)', () => {
 
 describe('one Message object, however it is read', () => {
   // History pages are rendered by Postgres, single messages and events by
-  // presentMessage: the two must give the same object for every field.
+  // rt.presenters.message: the two must give the same object for every field.
   it('lists each message exactly as GET /messages/{id} and the POST answer give it', async () => {
     const { ws, channel } = await setup();
     const u = await ws.user();

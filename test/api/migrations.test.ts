@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { createDb, ensureDatabase } from '../../shared/db/knex.js';
 import { migrateLatest, migrationSource } from '../../shared/db/migrate.js';
-import { listMessages } from '../../services/core/messages/messages.store.js';
+import { listMessages, messageSqlAt } from '../../services/core/messages/messages.store.js';
 import { testEnv, type TestEnv } from '../support/stack.js';
 
 describe('migrations on a database with data', () => {
@@ -35,7 +35,7 @@ describe('migrations on a database with data', () => {
     // Later migrations follow these four.
     expect((await migrateLatest(db)).slice(0, 4)).to.deep.equal(['004_message_page_hints', '005_message_insert_checks', '006_job_outbox', '007_message_json_as_written']);
 
-    const page = JSON.parse((await listMessages(db, { channelId: channel.id, limit: 50 })).data) as Record<string, any>[];
+    const page = JSON.parse((await listMessages(db, messageSqlAt(2), { channelId: channel.id, limit: 50 })).data) as Record<string, any>[];
     expect(page.map((m) => m.content)).to.deep.equal(['plain', 'root']);
     expect(page[0]!.reactions).to.deep.equal([{ emoji: 'tada', count: 1, user_ids: [user.id] }]);
     expect(page[1]!.thread).to.include({ reply_count: 1 });

@@ -8,7 +8,7 @@ import { AppError, forbidden, invalid, notFound } from '../../../shared/errors.j
 import { recordEvents } from '../../../shared/events.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { canRemoveMember, isAdmin } from '../users/users.policy.js';
-import { presentUserTo, type UserRow } from '../users/users.presenter.js';
+import type { UserRow } from '../users/users.presenter.js';
 import * as users from '../users/users.store.js';
 import { CODE_TTL, issueCode, peekCode, takeCode } from './codes.store.js';
 import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
@@ -50,7 +50,7 @@ export async function signedIn(rt: Runtime, db: Db, user: UserRow) {
     name: `${WEB_KEY_PREFIX}${new Date().toISOString().slice(0, 10)}`,
     expiresAt: new Date(Date.now() + WEB_KEY_DAYS * 24 * 3600 * 1000),
   });
-  return { user: presentUserTo(rt.config.featureLevel, { userId: user.id, role: user.role })(user), api_key: apiKey };
+  return { user: rt.presenters.userTo({ userId: user.id, role: user.role })(user), api_key: apiKey };
 }
 
 /** Active people with this address, oldest first (an address is unique per workspace, not per deployment). */

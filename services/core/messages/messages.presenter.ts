@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { existsAt, fieldsAbsentAt, fromLevel, type FeatureLevel, type LevelSpan } from '../../../shared/feature-level.js';
+import { fieldsAbsentAt, fromLevel, type FeatureLevel, type LevelSpan } from '../../../shared/feature-level.js';
 import { Timestamp, named } from '../../../shared/http/responses.js';
 
 export interface MessageRow {
@@ -96,7 +96,7 @@ export const MessageSchema = named(
 export type MessageObject = z.infer<typeof MessageSchema>;
 
 /**
- * The one field list of a Message, in the order of its JSON. presentMessage
+ * The one field list of a Message, in the order of its JSON. messagePresenter
  * writes these keys in this order, and history pages are rendered by Postgres
  * from the same list (MESSAGE_FIELD_SQL, messages.store.ts): a test holds the
  * two byte for byte.
@@ -124,7 +124,7 @@ export type MessageField = (typeof MESSAGE_FIELDS)[number];
 /**
  * The Message's fields at a level, in the order of its JSON: the ones the
  * schema declares for other levels (fromLevel) left out. The history page
- * (messages.store.ts) renders these; presentMessage adds the same.
+ * (messages.store.ts) renders these; messagePresenter gives the same.
  */
 export const messageFieldsAt = (level: FeatureLevel): readonly MessageField[] => {
   const absent = new Set(fieldsAbsentAt(MessageSchema.shape, level));
@@ -134,12 +134,23 @@ export const messageFieldsAt = (level: FeatureLevel): readonly MessageField[] =>
 const everyFieldListed: Record<Exclude<keyof z.infer<typeof MessageSchema>, MessageField>, never> = {};
 void everyFieldListed;
 
-/** The Message object (its schema is the OpenAPI document's, services/api/openapi.ts), plus `display` and `webhook_id` for webhook posts. */
-export const presentMessage = (level: FeatureLevel, row: MessageRow, reactions: ReactionSummary[] = []): MessageObject => {
-  const message: MessageObject = presentFields(row, reactions);
-  if (existsAt(MESSAGE_STREAMING, level)) message.streaming = row.streaming ?? false;
-  return message;
-};
+/** Renders a Message from its row and its reactions. */
+export type PresentMessage = (row: MessageRow, reactions?: ReactionSummary[]) => MessageObject;
+
+/**
+ * The Message object of a level (its schema is the OpenAPI document's,
+ * services/api/openapi.ts), plus `display` and `webhook_id` for webhook posts:
+ * the fields of messageFieldsAt, as the history page renders them. Made once
+ * per runtime (services/core/presenters.ts), so rendering asks no level.
+ */
+export const messagePresenter = (level: FeatureLevel): PresentMessage =>
+  messageFieldsAt(level).includes('streaming')
+    ? (row, reactions = []) => {
+        const message = presentFields(row, reactions);
+        message.streaming = row.streaming ?? false;
+        return message;
+      }
+    : (row, reactions = []) => presentFields(row, reactions);
 
 const presentFields = (row: MessageRow, reactions: ReactionSummary[]): MessageObject => ({
   id: row.id,

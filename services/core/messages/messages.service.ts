@@ -13,7 +13,7 @@ import { isUuid } from '../../../shared/ids.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { cachedReadable, requireReadable, type ChannelKind } from '../channels/channels.access.js';
 import { canDeleteMessage, canEditMessage, canParticipate } from './messages.policy.js';
-import { presentMessage, presentMessageEdit, presentReaction, type ContentDocument, type MessageDisplay, type MessageObject, type MessageRow } from './messages.presenter.js';
+import { presentMessageEdit, presentReaction, type ContentDocument, type MessageDisplay, type MessageObject, type MessageRow } from './messages.presenter.js';
 import { sanitizeContent } from './messages.sanitize.js';
 import { Content, MAX_CONTENT, Metadata, isEmoji, type AppendInput, type FinishInput, type ListMessagesInput, type PostMessageInput, type UpdateMessageInput } from './messages.schemas.js';
 import { charCount } from '../channels/channels.schemas.js';
@@ -102,7 +102,7 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
     edited_at: null,
     streaming: args.streaming ?? false,
   };
-  const message = presentMessage(rt.config.featureLevel, row);
+  const message = rt.presenters.message(row);
   const event: AxidEvent = { type: 'message.created', to: channelScope(args.workspaceId, args.channelId), data: { message } };
   // The row is the event (messages.store.ts messageCreatedEvents), rendered by
   // the relay as this; a streamed reply's is written as posted (its appends are deltas).
@@ -147,7 +147,7 @@ async function present(rt: Runtime, rows: MessageRow[]) {
     rt.db,
     rows.map((r) => r.id),
   );
-  return (row: MessageRow) => presentMessage(rt.config.featureLevel, row, reactions.get(row.id) ?? []);
+  return (row: MessageRow) => rt.presenters.message(row, reactions.get(row.id));
 }
 
 export async function listMessages(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, q: ListMessagesInput) {
@@ -156,7 +156,7 @@ export async function listMessages(rt: Runtime, actor: Actor, channelId: string,
   // Who may read is decided on the primary (and cached); the page may come from a replica.
   const page = await rt.reads.read(actor, async (db) => {
     if (q.thread_id && !(await store.isRootOf(db, channel.id, q.thread_id))) throw badThread();
-    return store.listMessages(db, { channelId: channel.id, threadId: q.thread_id, before, limit: q.limit, level: rt.config.featureLevel });
+    return store.listMessages(db, rt.presenters.messageSql, { channelId: channel.id, threadId: q.thread_id, before, limit: q.limit });
   });
   return listJson(page);
 }
@@ -177,7 +177,7 @@ export async function getMessage(rt: Runtime, actor: Actor, channelId: string, k
     const row = isUuid(messageId) ? await store.findMessage(db, channel.id, messageId) : undefined;
     if (!row) throw notFound('Message');
     const reactions = await store.reactionsFor(db, [row.id]);
-    return presentMessage(rt.config.featureLevel, row, reactions.get(row.id) ?? []);
+    return rt.presenters.message(row, reactions.get(row.id));
   });
 }
 
@@ -212,7 +212,7 @@ export async function updateMessage(rt: Runtime, actor: Actor, channelId: string
     await store.updateMessage(trx, existing.id, patch);
     const row = (await store.findMessage(trx, channel.id, existing.id)) as MessageRow;
     const reactions = await store.reactionsFor(trx, [row.id]);
-    const message = presentMessage(rt.config.featureLevel, row, reactions.get(row.id) ?? []);
+    const message = rt.presenters.message(row, reactions.get(row.id));
     await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channel.id), data: { message } }]);
     return message;
   });
@@ -323,7 +323,7 @@ export async function replaceMessageContent(
   if (!channelId) return undefined;
   const row = (await store.findMessage(trx, channelId, messageId)) as MessageRow;
   const reactions = await store.reactionsFor(trx, [messageId]);
-  const message = presentMessage(rt.config.featureLevel, row, reactions.get(messageId) ?? []);
+  const message = rt.presenters.message(row, reactions.get(messageId));
   await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(row.workspace_id, channelId), data: { message } }]);
   return message;
 }
@@ -369,7 +369,7 @@ export async function appendToMessage(rt: Runtime, actor: Actor, channelId: stri
 async function presentLocked(rt: Runtime, trx: Knex.Transaction, channelId: string, id: string) {
   const row = (await store.findMessage(trx, channelId, id)) as MessageRow;
   const reactions = await store.reactionsFor(trx, [id]);
-  return presentMessage(rt.config.featureLevel, row, reactions.get(id) ?? []);
+  return rt.presenters.message(row, reactions.get(id));
 }
 
 /** Ends a streamed reply (its author; optionally its final content_json and metadata): message.updated with streaming false. */

@@ -122,7 +122,7 @@ export async function insertMessage(db: Knex, m: NewMessage, eventJson: string |
 
 /**
  * A JSON array as text, written as JSON.stringify writes one (json_agg adds
- * spaces), so that a page holds each message byte for byte as presentMessage
+ * spaces), so that a page holds each message byte for byte as messagePresenter
  * gives it. Left as text: a ::json cast would parse the whole page again.
  */
 const jsonArray = (element: string, order: string, where?: string) =>
@@ -142,7 +142,7 @@ const isoTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY
  * API process then neither parses 50 rows nor serializes them again (with
  * rows parsed in JS a page cost twice the floor's CPU). Keyed by the one field
  * list (MESSAGE_FIELDS, messages.presenter.ts), whose order is the JSON's;
- * a test holds the bytes equal to presentMessage's.
+ * a test holds the bytes equal to messagePresenter's.
  */
 const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
   id: 'm.id',
@@ -165,7 +165,7 @@ const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
 };
 
 /** A Message as JSON, with the fields of `level` (messageFieldsAt); `fields` overrides how some are given. */
-export const messageJson = (level: FeatureLevel, fields: Record<MessageField, string> = MESSAGE_FIELD_SQL) => `to_json((SELECT x FROM (SELECT
+const messageJson = (level: FeatureLevel, fields: Record<MessageField, string> = MESSAGE_FIELD_SQL) => `to_json((SELECT x FROM (SELECT
     ${messageFieldsAt(level).map((field) => `${fields[field]} AS ${field}`).join(',\n    ')}) x))`;
 
 /**
@@ -201,31 +201,39 @@ const pageStatement = (name: string, where: string, level: FeatureLevel): Prepar
 // Without a cursor the bound is the largest bigint, so one generic plan (an
 // index range scan, newest first) serves every page.
 export const NO_CURSOR = '9223372036854775807';
-/** The history statements of each level (the Message's fields differ). */
-const PAGES = {
-  2: {
-    channel: pageStatement('axid_channel_page', 'm.channel_id = $1 AND m.thread_id IS NULL', 2),
-    thread: pageStatement('axid_thread_page', 'm.thread_id = $1', 2),
-  },
-  3: {
-    channel: pageStatement('axid_channel_page', 'm.channel_id = $1 AND m.thread_id IS NULL', 3),
-    thread: pageStatement('axid_thread_page', 'm.thread_id = $1', 3),
-  },
-} satisfies Record<FeatureLevel, unknown>;
-export const CHANNEL_PAGE = PAGES[2].channel;
-export const THREAD_PAGE = PAGES[2].thread;
+
+/**
+ * The Message of one level as Postgres renders it (the fields of
+ * messageFieldsAt, byte for byte as messagePresenter of the same level):
+ * history pages and search results. Bound to a runtime with its presenters
+ * (services/core/presenters.ts), so the queries ask no level.
+ */
+export interface MessageSql {
+  /** One Message (row `m`) as JSON. */
+  json: string;
+  /** History pages: top-level messages of a channel, and one thread's replies. */
+  channelPage: PreparedStatement;
+  threadPage: PreparedStatement;
+}
+const messageSqlOf = (level: FeatureLevel): MessageSql => ({
+  json: messageJson(level),
+  channelPage: pageStatement('axid_channel_page', 'm.channel_id = $1 AND m.thread_id IS NULL', level),
+  threadPage: pageStatement('axid_thread_page', 'm.thread_id = $1', level),
+});
+// Made once per level (a statement's name, `<name>_<level>`, stands for one text).
+const MESSAGE_SQL = { 2: messageSqlOf(2), 3: messageSqlOf(3) } satisfies Record<FeatureLevel, MessageSql>;
+export const messageSqlAt = (level: FeatureLevel): MessageSql => MESSAGE_SQL[level];
+/** Level 2's history statements (plans checked in test/api/indexes.test.ts, run by the bench). */
+export const CHANNEL_PAGE = MESSAGE_SQL[2].channelPage;
+export const THREAD_PAGE = MESSAGE_SQL[2].threadPage;
 
 /**
  * A history page, newest first, with thread counts and reactions aggregated
  * (looked up only for messages whose hints say they may have them), in one round trip: top-level messages (messages_channel_seq) or one
- * thread's replies (messages_thread_seq).
+ * thread's replies (messages_thread_seq), rendered as `sql` gives a Message.
  */
-export async function listMessages(
-  db: Knex,
-  o: { channelId: string; threadId?: string; before?: number; limit: number; level?: FeatureLevel },
-): Promise<JsonPage> {
-  const pages = PAGES[o.level ?? 2];
-  const { rows } = await runPrepared<{ data: string; last_seq: string | null; has_more: boolean }>(db, o.threadId ? pages.thread : pages.channel, [
+export async function listMessages(db: Knex, sql: MessageSql, o: { channelId: string; threadId?: string; before?: number; limit: number }): Promise<JsonPage> {
+  const { rows } = await runPrepared<{ data: string; last_seq: string | null; has_more: boolean }>(db, o.threadId ? sql.threadPage : sql.channelPage, [
     o.threadId ?? o.channelId,
     o.before === undefined ? NO_CURSOR : String(o.before),
     o.limit,

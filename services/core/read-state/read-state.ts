@@ -1,15 +1,15 @@
 // Read state (feature level 3, contract §12 "Read state"): how far each member
 // has read a channel or DM, and what is unread after it. Decided here alone:
-// at level 2 `withReadState` returns the objects untouched (the wire stays
-// byte for byte), at 3 it adds `last_read_message_id`, `unread_count` and
+// where the runtime's objects carry no read state (level 2, `rt.presenters`)
+// `withReadState` returns them untouched (the wire stays byte for byte);
+// where they do (level 3) it adds `last_read_message_id`, `unread_count` and
 // `mention_count` for the caller, read in one query for a whole page.
 import type { Actor } from '../../../shared/auth.js';
 import { forbidden, notFound } from '../../../shared/errors.js';
 import { recordEvents } from '../../../shared/events.js';
-import { existsAt } from '../../../shared/feature-level.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { requireReadable, type ChannelKind } from '../channels/channels.access.js';
-import { COUNT_CAP, READ_STATE } from './read-state.schemas.js';
+import { COUNT_CAP } from './read-state.schemas.js';
 
 interface ReadRow {
   channel_id: string;
@@ -40,9 +40,9 @@ const READ_STATE_SQL = `
   FROM channel_members cm
   WHERE cm.user_id = ? AND cm.channel_id = ANY (?::uuid[])`;
 
-/** Channel or DM objects as the caller reads them: with their read state at level 3, untouched below. */
+/** Channel or DM objects as the caller reads them: with their read state where the runtime's objects carry it, else untouched. */
 export async function withReadState<T extends { id: string }>(rt: Runtime, actor: Actor, objects: T[]): Promise<T[]> {
-  if (!existsAt(READ_STATE, rt.config.featureLevel) || objects.length === 0) return objects;
+  if (!rt.presenters.readState || objects.length === 0) return objects;
   const { rows } = await rt.db.raw<{ rows: ReadRow[] }>(READ_STATE_SQL, [actor.userId, objects.map((o) => o.id)]);
   const byChannel = new Map(rows.map((r) => [r.channel_id, r]));
   return objects.map((o) => {

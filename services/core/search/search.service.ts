@@ -7,7 +7,7 @@ import type { SearchInput } from './search.schemas.js';
 import * as store from './search.store.js';
 
 export async function searchMessages(rt: Runtime, actor: Actor, q: SearchInput) {
-  const page = await store.searchMessages(rt.db, {
+  const page = await store.searchMessages(rt.db, rt.presenters.messageSql, {
     workspaceId: actor.workspaceId,
     userId: actor.userId,
     q: q.q,
@@ -15,7 +15,6 @@ export async function searchMessages(rt: Runtime, actor: Actor, q: SearchInput) 
     authorId: q.author_id,
     before: decodeCursor(q.cursor),
     limit: q.limit,
-    level: rt.config.featureLevel,
   });
   return listJson(page);
 }

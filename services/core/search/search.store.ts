@@ -1,18 +1,18 @@
 import type { Db } from '../../../shared/db/knex.js';
-import type { FeatureLevel } from '../../../shared/feature-level.js';
 import type { JsonPage } from '../../../shared/http/envelope.js';
-import { messageJson } from '../messages/messages.store.js';
+import type { MessageSql } from '../messages/messages.store.js';
 
 /**
  * Messages of the workspace matching `q` that `userId` can read now (public
  * channels, and the private channels and conversations it is a member of),
- * newest first, rendered by Postgres as the history page renders them. Both
+ * newest first, rendered by Postgres as the history page renders them (`sql`). Both
  * dictionaries' queries are OR-ed against a vector holding both (migration
  * 024), so an exclusion excludes in either form.
  */
 export async function searchMessages(
   db: Db,
-  o: { workspaceId: string; userId: string; q: string; channelId?: string; authorId?: string; before?: number; limit: number; level: FeatureLevel },
+  sql: MessageSql,
+  o: { workspaceId: string; userId: string; q: string; channelId?: string; authorId?: string; before?: number; limit: number },
 ): Promise<JsonPage> {
   const where: string[] = [];
   const values: (string | number)[] = [o.q, o.q, o.workspaceId, o.workspaceId, o.userId];
@@ -30,7 +30,7 @@ export async function searchMessages(
   }
   values.push(o.limit + 1);
   const { rows } = await db.raw<{ rows: { seq: string; message: string }[] }>(
-    `SELECT m.seq, ${messageJson(o.level)}::text AS message
+    `SELECT m.seq, ${sql.json}::text AS message
        FROM messages m
       WHERE m.search @@ (websearch_to_tsquery('english', ?) || websearch_to_tsquery('simple', ?))
         AND m.workspace_id = ?::uuid

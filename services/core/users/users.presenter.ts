@@ -63,8 +63,15 @@ export const presentUser = (row: UserRow): UserObject => ({
   created_at: row.created_at,
 });
 
-/** A user as `viewer` reads it: with `email` at level 3 when the viewer is the user or an owner/admin. */
-export const presentUserTo =
-  (level: FeatureLevel, viewer: Pick<Actor, 'userId' | 'role'>) =>
-  (row: UserRow): UserObject =>
-    existsAt(USER_EMAIL, level) && canSeeEmail(viewer, row.id) ? { ...presentUser(row), email: row.email ?? null } : presentUser(row);
+/** Renders users as `viewer` reads them. */
+export type PresentUserTo = (viewer: Pick<Actor, 'userId' | 'role'>) => (row: UserRow) => UserObject;
+
+/**
+ * Users as a viewer reads them at a level: with `email` where the level has
+ * it (USER_EMAIL) and the viewer is the user or an owner/admin. Made once per
+ * runtime (services/core/presenters.ts), so rendering asks no level.
+ */
+export const userPresenterTo = (level: FeatureLevel): PresentUserTo =>
+  existsAt(USER_EMAIL, level)
+    ? (viewer) => (row) => (canSeeEmail(viewer, row.id) ? { ...presentUser(row), email: row.email ?? null } : presentUser(row))
+    : () => presentUser;

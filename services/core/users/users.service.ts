@@ -8,7 +8,7 @@ import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
 import * as memberships from '../channels/channels.store.js';
 import { changePassword } from '../auth/auth.service.js';
 import { canCreateUsers } from './users.policy.js';
-import { presentUser, presentUserTo, type UserRow } from './users.presenter.js';
+import { presentUser, type UserRow } from './users.presenter.js';
 import type { CreateUserInput } from './users.schemas.js';
 import * as store from './users.store.js';
 
@@ -18,7 +18,7 @@ export const emailTaken = () => new AppError('conflict', 'this email address alr
 export async function getUser(rt: Runtime, actor: Actor, userId: string) {
   const row = await rt.reads.read(actor, (db) => store.findActiveUser(db, actor.workspaceId, userId));
   if (!row) throw notFound('User');
-  return presentUserTo(rt.config.featureLevel, actor)(row);
+  return rt.presenters.userTo(actor)(row);
 }
 
 export async function listUsers(rt: Runtime, actor: Actor, q: { limit: number; cursor?: string; is_agent?: boolean }) {
@@ -29,7 +29,7 @@ export async function listUsers(rt: Runtime, actor: Actor, q: { limit: number; c
       isAgent: q.is_agent,
     }),
   );
-  return pageOf(rows, q.limit, presentUserTo(rt.config.featureLevel, actor));
+  return pageOf(rows, q.limit, rt.presenters.userTo(actor));
 }
 
 /**
@@ -71,7 +71,7 @@ export async function createUser(rt: Runtime, actor: Actor, input: CreateUserInp
       ];
       await recordEvents(rt, trx, events);
       return {
-        ...presentUserTo(rt.config.featureLevel, actor)(user),
+        ...rt.presenters.userTo(actor)(user),
         api_key: apiKey.key,
         joined_channels: channels.map((c: { id: string; name: string }) => ({ id: c.id, name: c.name })),
       };
@@ -112,7 +112,7 @@ export async function updateMe(
       await recordEvents(rt, trx, [
         { type: 'user.updated', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user: presentUser(user) } },
       ]);
-      return presentUserTo(rt.config.featureLevel, actor)(user);
+      return rt.presenters.userTo(actor)(user);
     });
   } catch (err) {
     if (isUniqueViolation(err, 'users_workspace_name')) throw nameTaken(patch.name ?? '');

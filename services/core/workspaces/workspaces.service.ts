@@ -9,7 +9,7 @@ import { emailTaken } from '../users/users.service.js';
 import { recordEvents } from '../../../shared/events.js';
 import * as memberships from '../channels/channels.store.js';
 import { isAdmin, canAssignRole, canRemoveMember } from '../users/users.policy.js';
-import { presentUser, presentUserTo } from '../users/users.presenter.js';
+import { presentUser } from '../users/users.presenter.js';
 import * as users from '../users/users.store.js';
 import { presentWorkspace } from './workspaces.presenter.js';
 import * as store from './workspaces.store.js';
@@ -73,7 +73,7 @@ export async function updateMember(rt: Runtime, actor: Actor, userId: string, pa
       await recordEvents(rt, trx, [
         { type: 'member.updated', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user: presentUser(updated) } },
       ]);
-      return presentUserTo(rt.config.featureLevel, actor)(updated);
+      return rt.presenters.userTo(actor)(updated);
     });
   } catch (err) {
     if (isUniqueViolation(err, 'users_workspace_email')) throw emailTaken();

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 // API wrote (json), not re-encoded (jsonb). jsonb reorders keys, adds spaces
 // and rewrites numbers (1e+21 becomes 1000000000000000000000), so a history
 // page rendered by Postgres differed from the same message rendered by
-// presentMessage. Nothing queries inside these columns.
+// the message presenter. Nothing queries inside these columns.
 const COLUMNS = ['content_json', 'metadata', 'display'];
 
 export async function up(knex: Knex): Promise<void> {

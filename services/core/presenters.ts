@@ -1,0 +1,39 @@
+// The objects as a runtime's feature level has them, made once when the
+// runtime is built (services/stack.ts: `presenters: presentersAt(level)`).
+// What a level changes in core is which fields an object carries, declared
+// once on its schema (`fromLevel`, shared/feature-level.ts); here each
+// declaration becomes a renderer bound to the level, so core services render
+// and query through `rt.presenters` and never ask the level themselves
+// (docs/architecture.md, "Where the level is read").
+import { existsAt, type FeatureLevel } from '../../shared/feature-level.js';
+import { messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
+import { messageSqlAt, type MessageSql } from './messages/messages.store.js';
+import { READ_STATE } from './read-state/read-state.schemas.js';
+import { userPresenterTo, type PresentUserTo } from './users/users.presenter.js';
+
+export interface Presenters {
+  /** A Message (`streaming` where the level has it). */
+  message: PresentMessage;
+  /** The same Message rendered by Postgres: history pages and search results. */
+  messageSql: MessageSql;
+  /** Users as a viewer reads them (`email` where the level has it, to those who may see it). */
+  userTo: PresentUserTo;
+  /** Whether Channel and Conversation objects carry the caller's read state (read-state.schemas.ts). */
+  readState: boolean;
+}
+
+export const presentersAt = (level: FeatureLevel): Presenters => ({
+  message: messagePresenter(level),
+  messageSql: messageSqlAt(level),
+  userTo: userPresenterTo(level),
+  readState: existsAt(READ_STATE, level),
+});
+
+// The runtime carries them; shared/runtime.ts cannot name core's types, so
+// core adds the field to its interface.
+declare module '../../shared/runtime.js' {
+  interface Runtime {
+    /** The objects of this runtime's feature level (services/core/presenters.ts). */
+    presenters: Presenters;
+  }
+}
