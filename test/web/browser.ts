@@ -61,6 +61,11 @@ export async function openApp(
   colorScheme: 'light' | 'dark' = 'light',
 ): Promise<AppPage> {
   const context = await b.browser.newContext({ viewport, baseURL: baseUrl, acceptDownloads: true, colorScheme });
+  return openTab(context, urlPath);
+}
+
+/** Another tab in a context (same storage: signed in if the first tab was), watched like the first. */
+export async function openTab(context: BrowserContext, urlPath: string): Promise<AppPage> {
   const page = await context.newPage();
   openPages.add(page);
   page.on('close', () => openPages.delete(page));

@@ -14,6 +14,8 @@ import { mentionDoc, mentionedIn } from '../../services/web/src/lib/mentions.js'
 import { shouldNotify } from '../../services/web/src/lib/prefs.js';
 import { channelNameProblem } from '../../services/web/src/lib/rules.js';
 import { searchTerms } from '../../services/web/src/lib/search.js';
+import { conversationRoute, permalink } from '../../services/web/src/lib/routes.js';
+import { featuresFor } from '../../services/web/src/lib/features.js';
 import type { Message, Page, User } from '../../services/web/src/lib/types.js';
 
 const me: User = { id: 'u-me', name: 'me', display_name: null, avatar_url: null, role: 'member', is_agent: false, created_at: '2026-01-01T00:00:00.000Z' };
@@ -411,6 +413,21 @@ describe('web client: rows, links and sign-in helpers', () => {
 
   it('marks the words and phrases of a search query, never the excluded ones', () => {
     expect(searchTerms('deploy "build 42" -staging -"old box" ok')).to.deep.equal(['deploy', 'build 42', 'ok']);
+  });
+
+  it('reads and writes the app routes: a conversation, and a message permalink (the same shape for a reply)', () => {
+    const m = { channel_id: '1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed', id: '6ec0bd7f-11c0-43da-975e-2a8ad9ebae0b' };
+    const link = permalink('https://chat.example', m);
+    expect(link).to.equal(`https://chat.example/c/${m.channel_id}/m/${m.id}`);
+    expect(conversationRoute(new URL(link).pathname)).to.deep.equal({ conversationId: m.channel_id, messageId: m.id });
+    expect(conversationRoute(`/c/${m.channel_id}`)).to.deep.equal({ conversationId: m.channel_id, messageId: null });
+    for (const other of ['/', '/settings', `/c/${m.channel_id}/m/`, `/c/${m.channel_id}/x/${m.id}`, '/c/%E0%A4%A']) expect(conversationRoute(other), other).to.equal(null);
+  });
+
+  it('derives the features from the feature level: none at 2, all at 3', () => {
+    expect(Object.values(featuresFor(2)).every((on) => on === false)).to.equal(true);
+    expect(Object.values(featuresFor(3)).every((on) => on === true)).to.equal(true);
+    expect(Object.keys(featuresFor(3))).to.include.members(['search', 'presence', 'readState', 'actions', 'signInLinks']);
   });
 
   it('lets only https: and mailto: addresses through', () => {

@@ -1,10 +1,11 @@
 // The app's controller, framework-free: signs in and out, loads the
 // workspace into the store, runs the stream and the catch-up after each
 // reconnect, and performs the user's actions. Views call it and read the store.
-import { ApiError, createApi, data, page, all, uploadFile, type Api } from './api.js';
+import { ApiError, createApi, data, errorMessage, page, all, uploadFile, type Api } from './api.js';
 import { browserKeyRequest, loadSession, saveSession, type SavedSession } from './session.js';
 import { featuresFor } from './features.js';
 import { Prefs, shouldNotify } from './prefs.js';
+import { messagePath } from './routes.js';
 import { LiveStream, type StreamState } from './stream.js';
 import { Store, threadKey, type KeyValueStorage } from './store.js';
 import { Sync } from './sync.js';
@@ -20,6 +21,11 @@ export interface ClientEnv {
 }
 
 const PAGE = 50;
+/** Opening a message far back in history (jumpTo): pages of the API's largest size, at most this many per timeline (10,000 messages). */
+const JUMP_PAGE = 200;
+const JUMP_PAGES = 50;
+
+class JumpError extends Error {}
 /** Conversations whose newest page is fetched at start (for unread counts). */
 const PRIME_LIMIT = 30;
 
@@ -34,8 +40,17 @@ export class AxidClient {
   signedOutReason: string | null = null;
   openConversation: string | null = null;
   openThread: string | null = null;
-  /** A message to scroll to and highlight (a search result clicked). */
-  highlight: string | null = null;
+  /**
+   * The message a permalink or a search result opened: scrolled to and
+   * highlighted once its history is loaded (`rootId`, for a reply, is the
+   * thread's root in the conversation's timeline; `seq` tells a second jump
+   * to the same message from the first).
+   */
+  highlight: { id: string; rootId: string | null; seq: number } | null = null;
+  /** Why the last jump could not show its message (plain words), else null. */
+  jumpProblem: string | null = null;
+  private jumps = 0;
+  private loadingOlder = new Map<string, Promise<void>>();
   private stream: LiveStream | null = null;
   private sync: Sync;
   private seenInit = false;
@@ -264,11 +279,73 @@ export class AxidClient {
     }
   }
 
-  async loadOlder(key: string) {
+  /** The next older page of a timeline; a call while one is on its way waits for that one. */
+  loadOlder(key: string, limit = PAGE): Promise<void> {
     const t = this.store.timeline(key);
-    if (!t.hasMore || !t.loaded) return;
-    const p = await this.fetchPage(key, t.cursor, PAGE);
-    this.store.addPage(key, p.data, p.pagination, true);
+    if (!t.hasMore || !t.loaded) return Promise.resolve();
+    let running = this.loadingOlder.get(key);
+    if (!running) {
+      running = this.fetchPage(key, t.cursor, limit)
+        .then((p) => this.store.addPage(key, p.data, p.pagination, true))
+        .finally(() => this.loadingOlder.delete(key));
+      this.loadingOlder.set(key, running);
+    }
+    return running;
+  }
+
+  /**
+   * Opens a message where it lives (a permalink, a search result): its
+   * conversation, and its thread when it is a reply, with history paged back
+   * until it is loaded, then highlighted (ui/timeline.tsx scrolls to it).
+   * The API lists history only backwards from the newest message (no page
+   * "around" a message), so this pages back with `cursor`, JUMP_PAGE messages
+   * at a time, at most JUMP_PAGES pages per timeline.
+   */
+  async jumpTo(conversationId: string, messageId: string) {
+    const seq = ++this.jumps;
+    this.jumpProblem = null;
+    try {
+      const m = this.store.messages.get(messageId) ?? (await this.fetchMessage(conversationId, messageId));
+      if (seq !== this.jumps) return;
+      this.highlight = { id: m.id, rootId: m.thread_id, seq };
+      this.store.changed();
+      const found = await this.pageBackTo(conversationId, m.thread_id ?? m.id, m.thread_id ? null : m.created_at);
+      if (m.thread_id) {
+        await this.openThreadOf(m.thread_id);
+        if (!(await this.pageBackTo(threadKey(m.thread_id), m.id, m.created_at))) throw new JumpError();
+      } else if (!found) throw new JumpError();
+    } catch (err) {
+      if (seq !== this.jumps) return;
+      this.jumpProblem =
+        err instanceof JumpError
+          ? 'That message is further back than the app loads at once. Scroll up to reach it.'
+          : err instanceof ApiError && err.status === 404
+            ? 'That message was deleted, or you cannot see it.'
+            : errorMessage(err);
+    }
+    this.store.changed();
+  }
+
+  /** Pages a timeline back until it holds `id` (true) or cannot hold it: older than `createdAt`, the start, or the bound. */
+  private async pageBackTo(key: string, id: string, createdAt: string | null) {
+    const t = this.store.timeline(key);
+    if (!t.loaded) {
+      const p = await this.fetchPage(key, null, PAGE);
+      this.store.addPage(key, p.data, p.pagination, false);
+    }
+    for (let pages = 0; ; pages++) {
+      if (t.ids.includes(id)) return true;
+      const oldest = this.store.messages.get(t.ids[0] ?? '');
+      if (!t.hasMore || (createdAt && oldest && oldest.created_at < createdAt) || pages >= JUMP_PAGES) return false;
+      await this.loadOlder(key, JUMP_PAGE);
+    }
+  }
+
+  private fetchMessage(conversationId: string, messageId: string): Promise<Message> {
+    const path = { channel_id: conversationId, conversation_id: conversationId, message_id: messageId };
+    return this.isDm(conversationId)
+      ? data(this.api.GET('/api/v1/dms/{conversation_id}/messages/{message_id}', { params: { path } }))
+      : data(this.api.GET('/api/v1/channels/{channel_id}/messages/{message_id}', { params: { path } }));
   }
 
   async openThreadOf(rootId: string) {
@@ -328,7 +405,7 @@ export class AxidClient {
     const n = new Notification(where ? `${author} in #${where.name}` : author, { body: m.content.slice(0, 200), tag: m.id });
     n.onclick = () => {
       window.focus();
-      history.pushState(null, '', `/c/${m.channel_id}`);
+      history.pushState(null, '', messagePath(m.channel_id, m.id));
       window.dispatchEvent(new PopStateEvent('popstate'));
       n.close();
     };

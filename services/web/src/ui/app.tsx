@@ -1,9 +1,10 @@
 // The app shell: sign-in (ui/sign-in.tsx: password, single sign-on, a pasted key,
-// a link), then the chat or
-// the settings, routed by path (the server answers every non-API path with
-// index.html).
+// a link), then the chat or the settings, routed by path (the server answers
+// every non-API path with index.html): `/`, `/settings`, `/c/<conversation>`
+// and a message's permalink `/c/<conversation>/m/<message>` (lib/routes.ts).
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorMessage } from '../lib/api.js';
+import { conversationRoute } from '../lib/routes.js';
 import { arrivalFromHash, exchangeCode, signInErrorText, type Arrival } from '../lib/sign-in.js';
 import { Chat } from './chat.js';
 import { useStore } from './context.js';
@@ -62,8 +63,8 @@ export function App() {
   if (pending?.kind === 'reset') return <ResetPassword code={pending.code} onDone={done} />;
   if (!client.session || !client.store.me) return <SignIn error={error ?? client.signedOutReason} onSignedIn={() => setError(null)} />;
   if (path === '/settings') return <Settings navigate={navigate} />;
-  const m = /^\/c\/([^/]+)$/.exec(path);
-  return <Chat conversationId={m ? decodeURIComponent(m[1]!) : null} navigate={navigate} />;
+  const route = conversationRoute(path);
+  return <Chat conversationId={route?.conversationId ?? null} messageId={route?.messageId ?? null} navigate={navigate} />;
 }
 /** The app's shape while it loads (not a bare "Loading…"). */
 function AppSkeleton() {

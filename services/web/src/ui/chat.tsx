@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage } from '../lib/api.js';
 import { channelNameProblem } from '../lib/rules.js';
+import { conversationPath, messagePath } from '../lib/routes.js';
 import { threadKey } from '../lib/store.js';
 import type { ChannelMember } from '../lib/types.js';
 import { Composer } from './composer.js';
@@ -15,7 +16,7 @@ import { MessageItem } from './message.js';
 import { connectionLabel, conversationTitle, Sidebar } from './sidebar.js';
 import { Timeline } from './timeline.js';
 
-export function Chat({ conversationId, navigate }: { conversationId: string | null; navigate(path: string): void }) {
+export function Chat({ conversationId, messageId, navigate }: { conversationId: string | null; messageId: string | null; navigate(path: string): void }) {
   const client = useStore();
   const [panel, setPanel] = useState<'members' | null>(null);
   const [search, setSearch] = useState<string | null>(null);
@@ -30,9 +31,14 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
     document.title = `${total ? `(${total}) ` : ''}${titleOf ? `${titleOf} · ` : ''}Axid`;
   }, [total, titleOf]);
 
+  // A permalink (or a search result, which navigates to one) opens its message once the conversation is open.
   useEffect(() => {
-    if (conversationId) client.open(conversationId).then(() => setError(null), (err) => setError(errorMessage(err)));
-  }, [conversationId]);
+    if (!conversationId) return;
+    client.open(conversationId).then(
+      () => (setError(null), messageId ? client.jumpTo(conversationId, messageId) : undefined),
+      (err) => setError(errorMessage(err)),
+    );
+  }, [conversationId, messageId]);
 
   // Read at key time, not captured: effects run after paint, so a listener
   // re-added per render would miss an Escape pressed right after a dialog opens.
@@ -55,7 +61,7 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
 
   const open = (id: string) => {
     setSidebarOpen(false);
-    navigate(`/c/${id}`);
+    navigate(conversationPath(id));
   };
   const s = client.store;
   const channel = conversationId ? s.channels.get(conversationId) : undefined;
@@ -124,6 +130,7 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
           )}
         </header>
         {error ? <p class="error banner" role="alert">{error}</p> : null}
+        {client.jumpProblem ? <p class="error banner" role="alert">{client.jumpProblem}</p> : null}
         <ReconnectBanner />
         <p class="sr-only" aria-live="polite">{announcement}</p>
         {conversationId && known ? (
@@ -158,9 +165,10 @@ export function Chat({ conversationId, navigate }: { conversationId: string | nu
           query={search}
           onClose={() => setSearch(null)}
           onJump={(m) => {
-            client.highlight = m.id;
-            if (m.thread_id) void client.openThreadOf(m.thread_id);
-            open(m.channel_id);
+            setSidebarOpen(false);
+            // The permalink's path: the same loading, scrolling and highlighting as a pasted link.
+            if (location.pathname === messagePath(m.channel_id, m.id)) void client.jumpTo(m.channel_id, m.id);
+            else navigate(messagePath(m.channel_id, m.id));
           }}
         />
       ) : null}

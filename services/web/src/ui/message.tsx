@@ -13,6 +13,8 @@ import { Lightbox } from './lightbox.js';
 import { avatarFileId, sameOriginPath, type AxidClient } from '../lib/client.js';
 import { emojiFor, reactionChar } from '../lib/emoji.js';
 import { displayName, useClient } from './context.js';
+import { CopyButton } from './copy-button.js';
+import { permalink } from '../lib/routes.js';
 
 const AVATAR_COLOURS = 10;
 
@@ -65,9 +67,17 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
   const [error, setError] = useState<string | null>(null);
   const act = (fn: () => Promise<unknown>) => () => void fn().then(() => setError(null), (err) => setError(errorMessage(err)));
   const full = new Date(message.created_at).toLocaleString();
+  // The message a permalink or search result opened.
+  const highlighted = client.highlight?.id === message.id;
 
   return (
-    <article class={`message${grouped ? ' grouped' : ''}${client.highlight === message.id ? ' highlight' : ''}`} data-state={message.state} data-message-id={message.id} aria-label={`${name}: ${message.content.slice(0, 100)}`}>
+    <article
+      class={`message${grouped ? ' grouped' : ''}${highlighted ? ' highlight' : ''}`}
+      aria-current={highlighted ? 'true' : undefined}
+      data-state={message.state}
+      data-message-id={message.id}
+      aria-label={`${name}: ${message.content.slice(0, 100)}`}
+    >
       <div class="gutter">{grouped ? null : <Avatar userId={message.author_id} display={message.display} />}</div>
       <div class="main">
         {grouped ? null : (
@@ -151,6 +161,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
         <div class="toolbar" role="toolbar" aria-label="Message actions">
           <button aria-label="Add reaction" title="Add reaction" onClick={() => setPicker(!picker)}>☺</button>
           {!inThread ? <button aria-label="Reply in thread" title="Reply in thread" onClick={() => void client.openThreadOf(message.id)}>↩</button> : null}
+          <CopyButton text={permalink(location.origin, message)} label="Copy link" glyph="🔗" />
           {mine ? <button aria-label="Edit message" title="Edit" onClick={() => (setDraft(message.content), setEditing(true))}>✎</button> : null}
           {mine || client.isAdmin() ? (
             <button aria-label="Delete message" title="Delete" onClick={act(async () => (confirm('Delete this message?') ? client.remove(message) : undefined))}>

@@ -1,6 +1,7 @@
 // The sidebar: channels (sub-channels under their parent; private, default
 // marked), other public channels to join, DMs (agents marked as bots), unread
 // counts, the connection state, and the way to settings.
+import { conversationPath } from '../lib/routes.js';
 import type { Channel } from '../lib/types.js';
 import { displayName, useStore } from './context.js';
 import { Avatar } from './message.js';
@@ -64,7 +65,7 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
     return (
       <li key={c.id}>
         <a
-          href={`/c/${c.id}`}
+          href={conversationPath(c.id)}
           class={`conv${current === c.id ? ' current' : ''}${sub ? ' sub' : ''}${unread ? ' unread' : ''}${client.prefs.isMuted(c.id) ? ' muted-conv' : ''}`}
           aria-current={current === c.id ? 'page' : undefined}
           aria-label={accessibleName(c.id, c.name, [c.is_private ? 'private' : '', c.is_default ? 'default' : ''].filter(Boolean))}
@@ -117,7 +118,7 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
           return (
             <li key={d.id}>
               <a
-                href={`/c/${d.id}`}
+                href={conversationPath(d.id)}
                 class={`conv${current === d.id ? ' current' : ''}${unread ? ' unread' : ''}${client.prefs.isMuted(d.id) ? ' muted-conv' : ''}`}
                 aria-current={current === d.id ? 'page' : undefined}
                 aria-label={accessibleName(d.id, title, [bot ? 'bot' : '', presence].filter(Boolean))}

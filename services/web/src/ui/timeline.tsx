@@ -53,13 +53,20 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
 
   useEffect(() => setPrepending(false), [rows.length]);
 
-  // A search result clicked: once its message is in the list, bring it into view.
-  const target = client.highlight ? rows.findIndex((r) => r.kind === 'message' && r.message.id === client.highlight) : -1;
-  useEffect(() => {
-    if (target < 0) return;
+  // A permalink or search result (client.jumpTo): once its message is in the list, bring it into view;
+  // in the conversation's list a reply is represented by its thread's root.
+  const h = client.highlight;
+  const targetId = h ? (inThread ? h.id : h.rootId ?? h.id) : null;
+  const target = targetId ? rows.findIndex((r) => r.kind === 'message' && r.message.id === targetId) : -1;
+  // Once per jump: pages loaded later (scrolling up from it) must not pull the view back.
+  const jumpedFor = useRef<string | null>(null);
+  useLayoutEffect(() => {
+    const jump = `${timelineKey}:${h?.seq}`;
+    if (target < 0 || jumpedFor.current === jump) return;
+    jumpedFor.current = jump;
     atBottom.current = false;
     list.current?.scrollToIndex(target, { align: 'center' });
-  }, [target]);
+  }, [target, h?.seq]);
 
   const onScroll = (offset: number) => {
     const h = list.current;
