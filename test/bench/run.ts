@@ -15,6 +15,7 @@ import { notes, rowsOf, table, type Scenario } from './lib/report.js';
 import { settings } from './settings.js';
 import { OUTBOX_FLOOR_MODE, Unavailable, history, posts, startAxid, startFloor, streams, upload, webhooks, type Bench } from './scenarios.js';
 import { bigWorkspace } from './big.js';
+import { scaling } from './scale.js';
 
 const PG_ADMIN = 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -26,6 +27,8 @@ const log = (msg: string) => process.stderr.write(`[bench ${elapsed()} s] ${msg}
 const id = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
 const databaseName = `axid_bench_${id}`;
 const databaseUrl = `postgres://postgres@127.0.0.1:5432/${databaseName}`;
+/** Scenario 9's own database: its api processes relay from it (one relay per database) to the cluster. */
+const scaleDatabaseName = `${databaseName}_scale`;
 const prefix = `axidbench:${id}:`;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'axid-bench-'));
 
@@ -38,6 +41,7 @@ const scenarios: Scenario[] = [
   { id: 6, name: 'upload', status: 'ran', metrics: [], notes: [] },
   { id: 7, name: 'webhook ingest', status: 'ran', metrics: [], notes: [] },
   { id: 8, name: 'ten million messages', status: 'ran', metrics: [], notes: [] },
+  { id: 9, name: 'scaling', status: 'ran', metrics: [], notes: [] },
 ];
 const byId = (n: number) => scenarios.find((s) => s.id === n)!;
 const wanted = (n: number) => settings.only.length === 0 || settings.only.includes(n);
@@ -51,7 +55,9 @@ async function cleanup(db?: pg.Client) {
   const admin = new pg.Client({ connectionString: PG_ADMIN });
   try {
     await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(databaseName)} WITH (FORCE)`);
+    for (const name of [databaseName, scaleDatabaseName]) {
+      await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`).catch((err: Error) => log(`could not drop ${name}: ${err.message}`));
+    }
   } catch (err) {
     log(`could not drop ${databaseName}: ${(err as Error).message}`);
   } finally {
@@ -288,6 +294,10 @@ async function main() {
       const group = [byId(3), byId(5), byId(4)].filter((s) => s.status !== 'skipped');
       await attempt(group, () => streams(bench, byId(3), byId(5), byId(4), run));
     }
+    if (wanted(9)) {
+      log('scenario 9: scaling');
+      await attempt([byId(9)], () => scaling(bench, byId(9), `postgres://postgres@127.0.0.1:5432/${scaleDatabaseName}`));
+    } else skip(byId(9));
   } catch (err) {
     log(`setup failed: ${(err as Error).stack ?? err}`);
     for (const s of scenarios) if (s.status === 'ran' && s.metrics.length === 0) Object.assign(s, { status: 'failed', reason: `setup: ${(err as Error).message.slice(0, 300)}` });

@@ -98,7 +98,7 @@ const describe = (what: string, a: Answer) =>
   `${what} answered ${a.status}${a.json?.error?.code ? ` ${a.json.error.code}` : ''}${a.json?.error?.message ? `: ${a.json.error.message}` : a.json ? '' : `: ${a.text.slice(0, 80)}`}`;
 
 /** A channel through the API; when that endpoint is missing, through SQL so the floors can still run. */
-async function channel(b: Bench, name: string): Promise<string> {
+export async function channel(b: Bench, name: string): Promise<string> {
   const res = await call(`${b.api.url}/api/v1/channels`, 'POST', { name }, b.adminKey);
   if (res.status === 201 && res.json?.data?.id) return res.json.data.id as string;
   b.notes.add(`${describe('POST /api/v1/channels', res)}; the bench inserted its channels with SQL`);
@@ -386,7 +386,7 @@ interface StreamCtx {
   dataBytes: number;
 }
 
-async function sseClients(b: Bench, count: number): Promise<{ clients: Rpc[]; procs: Proc[]; fdLimit: number }> {
+export async function sseClients(b: Bench, count: number): Promise<{ clients: Rpc[]; procs: Proc[]; fdLimit: number }> {
   const procs = Array.from({ length: count }, (_, i) => spawnNode(`sse-client-${i + 1}`, 'test/bench/load/sse-client.ts', { ipc: true, raiseFileLimit: true }));
   const clients = procs.map((p) => new Rpc(p.child, p.name));
   await Promise.all(clients.map((c) => c.ready));
@@ -395,7 +395,7 @@ async function sseClients(b: Bench, count: number): Promise<{ clients: Rpc[]; pr
 }
 
 /** Users (with keys) straight into the database: N streams share these keys. */
-async function streamUsers(b: Bench, n: number): Promise<{ keys: string[]; userIds: string[] }> {
+export async function streamUsers(b: Bench, n: number): Promise<{ keys: string[]; userIds: string[] }> {
   const { rows } = await b.db.query(
     `INSERT INTO users (workspace_id, name) SELECT $1, 'bench-sse-' || g FROM generate_series(1, $2::int) g RETURNING id`,
     [b.workspaceId, n],
@@ -410,7 +410,7 @@ async function streamUsers(b: Bench, n: number): Promise<{ keys: string[]; userI
   return { keys, userIds };
 }
 
-async function addMembers(b: Bench, channelId: string, userIds: string[]) {
+export async function addMembers(b: Bench, channelId: string, userIds: string[]) {
   await b.db.query(
     `INSERT INTO channel_members (channel_id, user_id, workspace_id) SELECT $1, u, $3 FROM unnest($2::uuid[]) AS t(u) ON CONFLICT DO NOTHING`,
     [channelId, userIds, b.workspaceId],

@@ -32,6 +32,19 @@ export const settings = {
   e2eRate: 200,
   e2eSeconds: int('BENCH_E2E_SECONDS', 5),
   uploadBytes: int('BENCH_UPLOAD_BYTES', 100 * 1024 * 1024),
+  /** Scenario 9: streams over two gateways, channels, posts/s through the API, posting time per configuration and round. */
+  scaleStreams: int('BENCH_SCALE_STREAMS', 10_000),
+  scaleChannels: 200,
+  scaleRate: int('BENCH_SCALE_RATE', 200),
+  scaleSeconds: int('BENCH_SCALE_SECONDS', 10),
+  /**
+   * Scenario 9: which channels' members each gateway serves. `shard`: gateway
+   * A the channels of bus shard 1 (at EVENT_SHARDS=4), B those of shard 2,
+   * shard 3's members have no stream (each gateway's channels a third of
+   * all); `half`: A channels 0-99, B 100-199 (each gateway's channels on
+   * every shard).
+   */
+  scaleLayout: process.env.BENCH_SCALE_LAYOUT === 'half' ? ('half' as const) : ('shard' as const),
   /** Comma list of scenario numbers to run (default: all). */
   only: (process.env.BENCH_ONLY ?? '')
     .split(',')

@@ -1,7 +1,7 @@
 // Scenario results → one table (stdout and RESULTS.md) and JSON.
 import { median } from './stats.js';
 
-export type Target = { kind: 'ratio'; op: '>=' | '<='; value: number } | { kind: 'abs'; op: '<' | '<='; value: number; aim?: boolean };
+export type Target = { kind: 'ratio'; op: '>=' | '<=' | '<'; value: number } | { kind: 'abs'; op: '<' | '<='; value: number; aim?: boolean };
 
 export interface Metric {
   metric: string;
@@ -44,7 +44,7 @@ export interface Row {
 }
 
 const targetText = (t: Target | undefined, unit: string) =>
-  !t ? '' : t.kind === 'ratio' ? `${t.op === '>=' ? '≥' : '≤'} ${t.value}x` : `${t.aim ? 'aim ' : ''}${t.op === '<' ? '<' : '≤'} ${t.value} ${unit}`;
+  !t ? '' : t.kind === 'ratio' ? `${t.op === '>=' ? '≥' : t.op === '<' ? '<' : '≤'} ${t.value}x` : `${t.aim ? 'aim ' : ''}${t.op === '<' ? '<' : '≤'} ${t.value} ${unit}`;
 
 const medianOrNull = (xs: number[] | undefined) => {
   const m = xs?.length ? median(xs) : NaN;
