@@ -115,6 +115,8 @@ export async function scaling(b: Bench, s: Scenario, scaleDatabaseUrl: string): 
     EVENT_SHARDS: String(shards),
   });
   const db = new pg.Client({ connectionString: scaleDatabaseUrl });
+  // Ctrl-C drops the database under it (run.ts cleanup): not an unhandled error.
+  db.on('error', () => undefined);
   let clients: { clients: Rpc[]; procs: Proc[] } | null = null;
   try {
     // The data: 200 channels through the API, one member each (inserted with SQL), and the owner.
