@@ -20,11 +20,13 @@ export interface JobPayloads {
   'messages.finish_stale_streams': Record<string, never>;
   /** Level 3, repeating: delete Idempotency-Key answers older than 24 h. */
   'idempotency.sweep': Record<string, never>;
+  /** Level 3, repeating: index messages written where search did not exist (migration 090). */
+  'search.backfill': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES = ['file.postprocess', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep'] as const satisfies readonly JobName[];
+export const JOB_NAMES = ['file.postprocess', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill'] as const satisfies readonly JobName[];
 
 /** One queue for every job; the job name picks the handler. */
 export const QUEUE_NAME = 'jobs';
@@ -43,6 +45,7 @@ const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
   'webhook.render': (p) => `webhook.render-${p.messageId}`,
   'messages.finish_stale_streams': () => 'messages.finish_stale_streams',
   'idempotency.sweep': () => 'idempotency.sweep',
+  'search.backfill': () => 'search.backfill',
 };
 
 /**
@@ -54,6 +57,8 @@ export const REPEATING_JOBS: { name: JobName; since: FeatureLevel; everyMs: (con
   // Often enough that a reply is finished soon after its timeout: a tenth of it, 1 s to 60 s.
   { name: 'messages.finish_stale_streams', since: 3, everyMs: (c) => Math.min(60_000, Math.max(1000, c.streamingTimeout * 100)) },
   { name: 'idempotency.sweep', since: 3, everyMs: () => 3600_000 },
+  // Only a level switch leaves work for it; at level 3 every post is indexed as it is written.
+  { name: 'search.backfill', since: 3, everyMs: () => 300_000 },
 ];
 
 /** Creates or updates the scheduler of a repeating job (idempotent: every worker start does it). */

@@ -5,6 +5,7 @@ import { postprocessFile } from './files/files.jobs.js';
 import { renderWebhookMessage } from './webhooks/webhooks.jobs.js';
 import { finishStaleStreams } from './messages/messages.jobs.js';
 import { sweepIdempotencyKeys } from '../../shared/http/idempotency.js';
+import { indexUnsearchedMessages } from './search/search.jobs.js';
 
 export const handlers: JobHandlers = {
   'file.postprocess': postprocessFile,
@@ -13,4 +14,5 @@ export const handlers: JobHandlers = {
   'idempotency.sweep': async (rt) => {
     await sweepIdempotencyKeys(rt);
   },
+  'search.backfill': indexUnsearchedMessages,
 };

@@ -9,6 +9,7 @@ import { existsAt, type FeatureLevel } from '../../shared/feature-level.js';
 import { messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
 import { messageSqlAt, type MessageSql } from './messages/messages.store.js';
 import { READ_STATE } from './read-state/read-state.schemas.js';
+import { SEARCH } from './search/search.schemas.js';
 import { userPresenterTo, type PresentUserTo } from './users/users.presenter.js';
 
 export interface Presenters {
@@ -20,6 +21,8 @@ export interface Presenters {
   userTo: PresentUserTo;
   /** Whether Channel and Conversation objects carry the caller's read state (read-state.schemas.ts). */
   readState: boolean;
+  /** Whether a post writes its search words (where search exists: migration 090). */
+  searchWords: boolean;
 }
 
 export const presentersAt = (level: FeatureLevel): Presenters => ({
@@ -27,6 +30,7 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   messageSql: messageSqlAt(level),
   userTo: userPresenterTo(level),
   readState: existsAt(READ_STATE, level),
+  searchWords: existsAt(SEARCH, level),
 });
 
 // The runtime carries them; shared/runtime.ts cannot name core's types, so

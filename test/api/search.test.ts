@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { expectError, expectOk } from '../support/expect.js';
-import { level3Stack, newWorkspace, uniqueName, type TestWorkspace } from '../support/stack.js';
+import { level3Stack, newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
+import { indexUnsearched } from '../../services/core/search/search.store.js';
 import type { Stack } from '../../services/stack.js';
 
 describe('GET /api/v1/search/messages (level 3)', () => {
@@ -94,36 +95,90 @@ describe('GET /api/v1/search/messages (level 3)', () => {
 
   it('plans a rare word through the GIN index and a common word as a newest-first walk bounded by the page', async () => {
     const c = await channel();
-    // Written apart from the stack's pool, whose statements are time-bounded.
+    // Written apart from the stack's pool, whose statements are time-bounded,
+    // as level 2 writes messages (no words), then indexed by the backfill.
     const bulk = new pg.Client({ connectionString: s.rt.config.databaseUrl });
     await bulk.connect();
     try {
       await bulk.query(
-        `INSERT INTO messages (workspace_id, channel_id, author_id, content)
-         SELECT $1, $2, $3, 'common words here w' || (g % 3000) || CASE WHEN g % 50000 = 0 THEN ' rareword' ELSE '' END FROM generate_series(1, 100000) g`,
+        `INSERT INTO messages (workspace_id, channel_id, author_id, content, event_xid)
+         SELECT $1, $2, $3, 'common words here w' || (g % 3000) || CASE WHEN g % 50000 = 0 THEN ' rareword' ELSE '' END, pg_current_xact_id()
+           FROM generate_series(1, 100000) g`,
         [ws.workspaceId, c, ws.ownerId],
       );
-      await bulk.query('ANALYZE messages');
+      await indexUnsearched(s.rt.db, { batch: 20_000 });
+      await bulk.query('ANALYZE message_search');
     } finally {
       await bulk.end();
     }
     const plan = async (q: string) => {
       const { rows } = await s.rt.db.raw(
-        `EXPLAIN SELECT m.seq FROM messages m WHERE m.search @@ (websearch_to_tsquery('english', ?) || websearch_to_tsquery('simple', ?))
-           AND m.workspace_id = ? ORDER BY m.seq DESC LIMIT 51`,
+        `EXPLAIN SELECT s.seq FROM message_search s WHERE s.words @@ (websearch_to_tsquery('english', ?) || websearch_to_tsquery('simple', ?))
+           AND s.workspace_id = ? ORDER BY s.seq DESC LIMIT 51`,
         [q, q, ws.workspaceId],
       );
       return (rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
     };
     const rare = await plan('rareword');
-    expect(rare, rare).to.include('messages_search');
-    // A long most-common-words list (migration 025): with the default one, a
-    // rare word on the ten-million-message set was estimated at 100,000 rows
-    // and walked the whole workspace (docs/bench.md, scenario 8: search).
-    const { rows: stats } = await s.rt.db.raw(`SELECT attstattarget FROM pg_attribute WHERE attrelid = 'messages'::regclass AND attname = 'search'`);
+    expect(rare, rare).to.include('message_search_words');
+    // A long most-common-words list (migrations 025, 090): with the default
+    // one, a rare word on the ten-million-message set was estimated at 100,000
+    // rows and walked the whole workspace (docs/bench.md, scenario 8: search).
+    const { rows: stats } = await s.rt.db.raw(`SELECT attstattarget FROM pg_attribute WHERE attrelid = 'message_search'::regclass AND attname = 'words'`);
     expect(Number((stats as { attstattarget: number }[])[0]!.attstattarget)).to.be.at.least(2000);
     const common = await plan('common');
-    expect(common, common).to.include('messages_workspace_seq');
+    expect(common, common).to.include('message_search_workspace_seq');
     expect(common).not.to.include('Sort');
+    expect(contents(await search(ws.owner, 'q=rareword'))).to.have.length(2);
+  });
+
+  it('finds an edited message by its new words only, and a streamed reply by what was appended', async () => {
+    const c = await channel();
+    const m = await post(ws.owner, c, 'first draft about walruses');
+    expectOk(await ws.owner.patch(`/api/v1/channels/${c}/messages/${m.id}`, { content: 'final text about penguins' }));
+    expect(contents(await search(ws.owner, 'q=walruses'))).to.deep.equal([]);
+    expect(contents(await search(ws.owner, 'q=penguins'))).to.deep.equal(['final text about penguins']);
+    const reply = expectOk(await ws.owner.post(`/api/v1/channels/${c}/messages`, { content: 'thinking', streaming: true }), 201).data;
+    expectOk(await ws.owner.post(`/api/v1/channels/${c}/messages/${reply.id}/append`, { content: ' about narwhals' }));
+    expect(contents(await search(ws.owner, 'q=narwhals'))).to.deep.equal(['thinking about narwhals']);
+  });
+
+  it('indexes in the backfill what level 2 posted, including a transaction that commits after the backfill looked', async () => {
+    const c = await channel();
+    // A level-2 post: the row with its transaction id, no words.
+    const asLevel2 = (db: pg.Client | typeof s.rt.db, content: string) => {
+      const sql = `INSERT INTO messages (workspace_id, channel_id, author_id, content, event_xid) VALUES ($1, $2, $3, $4, pg_current_xact_id())`;
+      const values = [ws.workspaceId, c, ws.ownerId, content];
+      return db instanceof pg.Client ? db.query(sql, values) : db.raw(sql.replace(/\$\d/g, '?'), values);
+    };
+    await asLevel2(s.rt.db, 'posted at level two about otters');
+    await asLevel2(s.rt.db, 'posted at level two about more otters');
+    const slow = new pg.Client({ connectionString: s.rt.config.databaseUrl });
+    await slow.connect();
+    try {
+      await slow.query('BEGIN');
+      await asLevel2(slow, 'a slow level two post about otters');
+      expect(contents(await search(ws.owner, 'q=otters'))).to.deep.equal([]);
+      expect(await indexUnsearched(s.rt.db, { batch: 1 })).to.equal(2);
+      expect(contents(await search(ws.owner, 'q=otters'))).to.deep.equal(['posted at level two about more otters', 'posted at level two about otters']);
+      await slow.query('COMMIT');
+    } finally {
+      await slow.end();
+    }
+    // The watermark stayed below the slow transaction, so the next run finds it.
+    expect(await indexUnsearched(s.rt.db, { batch: 1000 })).to.equal(1);
+    expect(contents(await search(ws.owner, 'q=otters'))).to.have.length(3);
+    expect(await indexUnsearched(s.rt.db, { batch: 1000 })).to.equal(0);
+  });
+});
+
+describe('search words at level 2', () => {
+  it('are not written: a level-2 post costs no search index', async () => {
+    const ws = await newWorkspace(stack());
+    const c = expectOk(await ws.owner.post('/api/v1/channels', { name: uniqueName('c') }), 201).data.id as string;
+    const top = expectOk(await ws.owner.post(`/api/v1/channels/${c}/messages`, { content: 'level two words' }), 201).data;
+    const reply = expectOk(await ws.owner.post(`/api/v1/channels/${c}/messages`, { content: 'a reply', thread_id: top.id }), 201).data;
+    const { rows } = await stack().rt.db.raw('SELECT count(*)::int AS n FROM message_search WHERE message_id IN (?, ?)', [top.id, reply.id]);
+    expect(rows[0].n).to.equal(0);
   });
 });

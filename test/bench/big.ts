@@ -166,13 +166,13 @@ async function explain(t: Target): Promise<string> {
     );
     await plan('stream init: memberships (channelIdsOfUser)', `SELECT channel_id FROM channel_members WHERE user_id = $1`, [t.ids.probe]);
     const search = (channel: string | null) =>
-      `SELECT m.seq FROM messages m
-        WHERE m.search @@ (websearch_to_tsquery('english', $1) || websearch_to_tsquery('simple', $1))
-          AND m.workspace_id = $2 ${channel ? `AND m.channel_id = '${channel}'` : ''}
-          AND m.channel_id IN (SELECT c.id FROM channels c WHERE c.workspace_id = $2
+      `SELECT s.seq FROM message_search s
+        WHERE s.words @@ (websearch_to_tsquery('english', $1) || websearch_to_tsquery('simple', $1))
+          AND s.workspace_id = $2 ${channel ? `AND s.channel_id = '${channel}'` : ''}
+          AND s.channel_id IN (SELECT c.id FROM channels c WHERE c.workspace_id = $2
                                 AND ((c.kind = 'channel' AND NOT c.is_private)
                                      OR EXISTS (SELECT 1 FROM channel_members cm WHERE cm.channel_id = c.id AND cm.user_id = $3)))
-        ORDER BY m.seq DESC LIMIT 51`;
+        ORDER BY s.seq DESC LIMIT 51`;
     await plan(`search, rare word (services/core/search/search.store.ts, rendering left out)`, search(null), [RARE_WORD, t.ids.workspace, t.ids.probe]);
     await plan(`search, common word`, search(null), [COMMON_WORD, t.ids.workspace, t.ids.probe]);
     await plan(`search, rare word in the largest channel`, search(t.ids.channel), [RARE_WORD, t.ids.workspace, t.ids.probe]);

@@ -112,11 +112,11 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
     const also = args.alsoInTransaction;
     inserted = also
       ? await rt.db.transaction(async (trx) => {
-          const ok = await store.insertMessage(trx, row, eventJson);
+          const ok = await store.insertMessage(trx, row, eventJson, rt.presenters.searchWords);
           if (ok) await also(trx, message);
           return ok;
         })
-      : await store.insertMessage(rt.db, row, eventJson);
+      : await store.insertMessage(rt.db, row, eventJson, rt.presenters.searchWords);
   } catch (err) {
     // 23503: the root was deleted between the check and the insert.
     if ((err as { code?: string }).code === '23503' && threadId) throw badThread();

@@ -50,39 +50,59 @@ const OUTBOX_ROW = 'INSERT INTO outbox (event, commit_by) SELECT $16::jsonb, $14
 // and plans each once per connection, and each post sends only its values.
 // A top-level post and a reply have a statement each: the reply's thread
 // upsert and root update cost a top-level post half of its Postgres time
-// even when they touch no row.
-const insertMessage_ = (ownEvent: boolean): PreparedStatement => ({
-  name: ownEvent ? 'axid_insert_message' : 'axid_insert_message_outbox',
-  text: ownEvent
-    ? `INSERT INTO messages (${MESSAGE_INSERT_COLUMNS}) VALUES (${messageInsertValues(true)})`
-    : `WITH m AS (INSERT INTO messages (${MESSAGE_INSERT_COLUMNS}) VALUES (${messageInsertValues(false)}))
-       ${OUTBOX_ROW} RETURNING 1 AS inserted`,
-});
+// even when they touch no row. Where search exists the statement also writes
+// the message's words (migration 090); a top-level post without search or an
+// outbox row, the common case at level 2, is a bare INSERT.
+interface PostShape {
+  reply: boolean;
+  /** The row is its own message.created event (else $16 is the event's outbox JSON). */
+  ownEvent: boolean;
+  /** Write the message's search words (level 3: services/core/search). */
+  search: boolean;
+}
 
-const insertReply = (ownEvent: boolean): PreparedStatement => ({
-  name: ownEvent ? 'axid_insert_reply' : 'axid_insert_reply_outbox',
-  text: `WITH m AS (
+function postStatement({ reply, ownEvent, search }: PostShape): PreparedStatement {
+  const name = `axid_insert_${reply ? 'reply' : 'message'}${ownEvent ? '' : '_outbox'}${search ? '_search' : ''}`;
+  const values = messageInsertValues(ownEvent);
+  if (!reply && ownEvent && !search) return { name, text: `INSERT INTO messages (${MESSAGE_INSERT_COLUMNS}) VALUES (${values})` };
+  const parts = [
+    `m AS (
        INSERT INTO messages (${MESSAGE_INSERT_COLUMNS})
-       SELECT ${messageInsertValues(ownEvent)}
-       WHERE EXISTS (SELECT 1 FROM messages r WHERE r.id = $5::uuid AND r.channel_id = $3::uuid AND r.thread_id IS NULL)
-       RETURNING thread_id, workspace_id, channel_id, created_at
-     ), t AS (
+       ${reply ? `SELECT ${values} WHERE EXISTS (SELECT 1 FROM messages r WHERE r.id = $5::uuid AND r.channel_id = $3::uuid AND r.thread_id IS NULL)` : `VALUES (${values})`}
+       RETURNING id, workspace_id, channel_id, seq, thread_id, created_at, content
+     )`,
+  ];
+  if (reply) {
+    parts.push(
+      `t AS (
        INSERT INTO threads (root_message_id, workspace_id, channel_id, reply_count, last_reply_at)
        SELECT thread_id, workspace_id, channel_id, 1, created_at FROM m
        ON CONFLICT (root_message_id) DO UPDATE
          SET reply_count = threads.reply_count + 1,
              last_reply_at = GREATEST(threads.last_reply_at, EXCLUDED.last_reply_at)
-     ), hint AS (
+     )`,
+      `hint AS (
        UPDATE messages SET has_replies = true WHERE id = (SELECT thread_id FROM m) AND NOT has_replies
-     )
-     ${ownEvent ? 'SELECT 1 AS inserted FROM m' : `${OUTBOX_ROW} FROM m RETURNING 1 AS inserted`}`,
-});
+     )`,
+    );
+  }
+  if (search) {
+    parts.push(`s AS (
+       INSERT INTO message_search (message_id, workspace_id, channel_id, seq, words)
+       SELECT id, workspace_id, channel_id, seq, axid_search_vector(content) FROM m
+     )`);
+  }
+  const last = ownEvent ? 'SELECT 1 AS inserted FROM m' : `${OUTBOX_ROW} FROM m RETURNING 1 AS inserted`;
+  return { name, text: `WITH ${parts.join(', ')}
+     ${last}` };
+}
 
-const STATEMENTS = {
-  message: insertMessage_(true),
-  messageWithOutbox: insertMessage_(false),
-  reply: insertReply(true),
-  replyWithOutbox: insertReply(false),
+const STATEMENTS = new Map<string, PreparedStatement>();
+const statementFor = (shape: PostShape) => {
+  const key = `${+shape.reply}${+shape.ownEvent}${+shape.search}`;
+  let statement = STATEMENTS.get(key);
+  if (!statement) STATEMENTS.set(key, (statement = postStatement(shape)));
+  return statement;
 };
 
 /**
@@ -93,8 +113,8 @@ const STATEMENTS = {
  * has_replies hint. A reply is inserted only if thread_id names a top-level
  * message of the same channel. Returns false when the reply was refused.
  */
-export async function insertMessage(db: Knex, m: NewMessage, eventJson: string | null): Promise<boolean> {
-  const values = [
+export async function insertMessage(db: Knex, m: NewMessage, eventJson: string | null, search: boolean): Promise<boolean> {
+  const values: (string | boolean | null)[] = [
     m.id,
     m.workspace_id,
     m.channel_id,
@@ -111,13 +131,11 @@ export async function insertMessage(db: Knex, m: NewMessage, eventJson: string |
     commitDeadline(db),
     m.streaming,
   ];
-  const reply = m.thread_id !== null;
-  if (eventJson === null) {
-    const { rows, rowCount } = await runPrepared(db, reply ? STATEMENTS.reply : STATEMENTS.message, values);
-    return reply ? rows.length === 1 : rowCount === 1;
-  }
-  const { rows } = await runPrepared(db, reply ? STATEMENTS.replyWithOutbox : STATEMENTS.messageWithOutbox, [...values, eventJson]);
-  return rows.length === 1;
+  if (eventJson !== null) values.push(eventJson);
+  const statement = statementFor({ reply: m.thread_id !== null, ownEvent: eventJson === null, search });
+  // Every shape's last part counts the message: the INSERT itself, or a row per inserted message.
+  const { rowCount } = await runPrepared(db, statement, values);
+  return rowCount === 1;
 }
 
 /**

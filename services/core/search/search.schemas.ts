@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { PageQuery } from '../../../shared/http/envelope.js';
 import { isUuid } from '../../../shared/ids.js';
+import type { LevelSpan } from '../../../shared/feature-level.js';
+
+/** Where search exists: its route, and the posts that write their words (migration 090). */
+export const SEARCH: LevelSpan = { since: 3 };
 
 const Id = (what: string) => z.string().refine(isUuid, `must be ${what} (a uuid)`);
 

@@ -20,6 +20,7 @@ import * as signIn from './060_sign_in.js';
 import * as outboxAutovacuum from './070_outbox_autovacuum.js';
 import * as eventCursor from './080_event_cursor.js';
 import * as messageChannelKey from './081_message_channel_key.js';
+import * as messageSearchTable from './090_message_search_table.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '070_outbox_autovacuum': outboxAutovacuum,
   '080_event_cursor': eventCursor,
   '081_message_channel_key': messageChannelKey,
+  '090_message_search_table': messageSearchTable,
 };

@@ -44,10 +44,10 @@ export async function ensureBigWorkspace(
     const applied = await migrateLatest(knex);
     if (applied.length) {
       log(`migrations applied to ${name}: ${applied.join(', ')}`);
-      // A migration may add a column the planner knows nothing of yet (the
-      // search vector): statistics as autovacuum would gather them on a
+      // A migration may add a column or table the planner knows nothing of
+      // yet (the search words): statistics as autovacuum would gather them on a
       // server that runs it (this machine's does not).
-      await knex.raw('ANALYZE messages');
+      await knex.raw('ANALYZE messages, message_search');
     }
   } finally {
     await knex.destroy();

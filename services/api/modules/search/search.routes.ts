@@ -1,7 +1,7 @@
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { listOf } from '../../../../shared/http/responses.js';
 import { MessageSchema } from '../../../core/messages/messages.presenter.js';
-import { SearchQuery } from '../../../core/search/search.schemas.js';
+import { SEARCH, SearchQuery } from '../../../core/search/search.schemas.js';
 import * as search from '../../../core/search/search.service.js';
 
 export function searchRoutes(routes: RouteTable) {
@@ -10,7 +10,7 @@ export function searchRoutes(routes: RouteTable) {
       method: 'get',
       path: '/search/messages',
       summary: 'Search messages the caller can read now: q in web-search syntax (words, "phrases", -excluded), newest first',
-      since: 3,
+      ...SEARCH,
       tag: 'Messages',
       query: SearchQuery,
       response: listOf(MessageSchema),
