@@ -102,11 +102,34 @@ function acceptContentEncoding(ctx: AppContext, raw: boolean): void {
   ctx.req.headers['content-encoding'] = coding; // the decoder matches names case-sensitively
 }
 
+/** The client went away before sending its whole body (renderErrors answers it: shared/http/errors.ts). */
+class BodyCut extends Error {}
+
+/**
+ * A body read that ends when the client goes away before sending all of it.
+ * The decoder of a compressed body (zlib, piped from the request) never ends
+ * when the request is cut, and the read waited on it for ever.
+ */
+function untilClientGone(ctx: AppContext, reading: Promise<void>): Promise<void> {
+  const req = ctx.req;
+  if (req.complete) return reading;
+  return new Promise<void>((resolve, reject) => {
+    const gone = () => {
+      if (!req.complete) reject(new BodyCut('the client went away before its body was read'));
+    };
+    reading.then(resolve, reject).finally(() => req.off('close', gone));
+    // Gone already (while the middlewares before the read ran): 'close' was emitted then.
+    if (req.destroyed) gone();
+    else req.once('close', gone);
+  });
+}
+
 /** Reads the body; one that is not what its Content-Encoding says (a decoder's error) is a 400, not a 500. */
 async function readBody(ctx: AppContext, parse: (ctx: AppContext, next: Next) => Promise<void>): Promise<void> {
   try {
-    await parse(ctx, noNext);
+    await untilClientGone(ctx, parse(ctx, noNext));
   } catch (err) {
+    if (err instanceof BodyCut) throw err;
     const e = err as { status?: number; code?: unknown };
     const coding = ctx.get('content-encoding');
     if (e?.status === undefined && coding && coding !== 'identity' && !(err instanceof AppError)) {

@@ -128,7 +128,13 @@ export function receiveUpload(
       // A broken body: the stored part (if any) is cleaned up by its own failure.
       finish(new AppError('validation_error', `body: malformed multipart/form-data (${err.message})`));
     });
-    req.on('aborted', () => finish(new AppError('validation_error', 'body: the upload was interrupted')));
+    // Cut before the whole body came, also before this handler ran (its
+    // 'aborted' then came and went: the parser, piped from it, waited for ever).
+    const cut = () => {
+      if (!req.complete) finish(new AppError('validation_error', 'body: the upload was interrupted'));
+    };
+    if (req.destroyed) return cut();
+    req.once('close', cut);
     req.pipe(parser);
 
     async function store(part: NodeJS.ReadableStream, filename: string | undefined, mimeType: string | undefined) {
