@@ -11,6 +11,7 @@
 // latency, and per gateway its CPU time (/proc) per delivered and per received
 // event, counted by the gateway itself (axid_events_delivered_total: frames
 // written to streams; axid_events_received_total: entries read from the bus).
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { channelShard } from '../../shared/event-bus.js';
@@ -46,10 +47,17 @@ interface Run {
   deliveriesPerS: number;
   p50: number;
   p99: number;
+  /** From the message's created_at to receipt (lib/sse-client.ts). */
+  insertP50: number;
+  insertP99: number;
   posts: PosterResult;
   gateways: [GatewayFigures, GatewayFigures];
   opened: [number, number];
   openMs: number;
+  /** CPU time of the api,worker process (request, relay, jobs) per answered post. */
+  apiCpuUsPerPost: number;
+  /** The machine's 1-minute load average when the posting ended. */
+  load: number;
 }
 
 /** The figures of a gateway's /metrics this scenario reads. */
@@ -152,7 +160,7 @@ export async function scaling(b: Bench, s: Scenario, scaleDatabaseUrl: string): 
         runs[shards].push(await measure(b, clients.clients, lay, env(shards, `${b.prefix}s${shards}r${round}:`), shards));
         const r = runs[shards][runs[shards].length - 1]!;
         b.log(
-          `scaling: round ${round} EVENT_SHARDS=${shards}: ${r.deliveriesPerS.toFixed(0)} deliveries/s, p99 ${r.p99.toFixed(1)} ms (POST p99 ${r.posts.p99.toFixed(1)} ms), ` +
+          `scaling: round ${round} EVENT_SHARDS=${shards}: ${r.deliveriesPerS.toFixed(0)} deliveries/s, p99 ${r.p99.toFixed(1)} ms (POST p99 ${r.posts.p99.toFixed(1)} ms, insert→receipt p99 ${r.insertP99.toFixed(1)} ms), ` +
             r.gateways.map((g, i) => `${'AB'[i]} (pid ${g.pid}): ${g.readers} shards, ${g.received} received, ${g.delivered} delivered, ${g.cpuMs} ms CPU`).join('; '),
         );
       }
@@ -196,11 +204,17 @@ async function measure(b: Bench, clients: Rpc[], lay: Layout, env: Record<string
 
     await Promise.all(clients.map((c) => c.call('reset')));
     const before = await Promise.all(gateways.map(async (g) => ({ cpuMs: cpuMsOf(g.proc.pid), ...(await gatewayCounters(g.url)) })));
+    const apiCpuBefore = cpuMsOf(api.proc.pid);
     const posts = await post(settings.scaleSeconds);
     const { expected } = await receive(clients, lay, posts);
     const after = await Promise.all(gateways.map(async (g) => ({ cpuMs: cpuMsOf(g.proc.pid), ...(await gatewayCounters(g.url)) })));
-    const stats = await Promise.all(clients.map((c) => c.call<{ deliveries: number; lastAt: number; hist: [number, number][] }>('stats')));
+    const apiCpuMs = cpuMsOf(api.proc.pid) - apiCpuBefore;
+    const load = os.loadavg()[0]!;
+    const stats = await Promise.all(
+      clients.map((c) => c.call<{ deliveries: number; lastAt: number; hist: [number, number][]; fromInsert: [number, number][] }>('stats')),
+    );
     const hist = Histogram.fromSparse(stats.map((x) => x.hist));
+    const fromInsert = Histogram.fromSparse(stats.map((x) => x.fromInsert));
     const deliveries = stats.reduce((n, x) => n + x.deliveries, 0);
     const lastAt = Math.max(...stats.map((x) => x.lastAt));
     return {
@@ -209,6 +223,8 @@ async function measure(b: Bench, clients: Rpc[], lay: Layout, env: Record<string
       deliveriesPerS: deliveries > 0 ? deliveries / ((lastAt - posts.firstSendAt) / 1000) : 0,
       p50: hist.percentile(50),
       p99: hist.percentile(99),
+      insertP50: fromInsert.percentile(50),
+      insertP99: fromInsert.percentile(99),
       posts,
       gateways: before.map((x, i) => ({
         cpuMs: after[i]!.cpuMs - x.cpuMs,
@@ -220,6 +236,8 @@ async function measure(b: Bench, clients: Rpc[], lay: Layout, env: Record<string
       })) as [GatewayFigures, GatewayFigures],
       opened: opened.map((o) => o.opened) as [number, number],
       openMs,
+      apiCpuUsPerPost: (apiCpuMs * 1000) / Math.max(1, posts.ok),
+      load,
     };
   } finally {
     // The servers close first: the closed sockets' TIME_WAIT lands on their side.
@@ -275,6 +293,9 @@ function report(s: Scenario, lay: Layout, runs: Record<Shards, Run[]>) {
     vs('p50 post→receipt', 'ms', (r) => r.p50),
     // The POST's own answer is part of post→receipt: whether the API (not the bus) made a slow receipt.
     vs('POST p99 latency', 'ms', (r) => r.posts.p99),
+    vs('p99 insert→receipt', 'ms', (r) => r.insertP99),
+    vs('p50 insert→receipt', 'ms', (r) => r.insertP50),
+    vs('API CPU per post', 'µs', (r) => r.apiCpuUsPerPost),
     { metric: 'p99 post→receipt, 4 shards', unit: 'ms', axid: four.map((r) => r.p99), floor: [], target: { kind: 'abs', op: '<', value: 100 } },
     { metric: 'p99 post→receipt, 1 shard', unit: 'ms', axid: one.map((r) => r.p99), floor: [], target: { kind: 'abs', op: '<', value: 100 } },
     ...perGateway(0),
@@ -290,6 +311,13 @@ function report(s: Scenario, lay: Layout, runs: Record<Shards, Run[]>) {
     `spread over the rounds (min–max): CPU per delivered event A ${spread(four.map((r) => (r.gateways[0].cpuMs * 1000) / r.gateways[0].delivered), 2)} µs with 4 shards, ${spread(one.map((r) => (r.gateways[0].cpuMs * 1000) / r.gateways[0].delivered), 2)} with 1; B ${spread(four.map((r) => (r.gateways[1].cpuMs * 1000) / r.gateways[1].delivered), 2)} / ${spread(one.map((r) => (r.gateways[1].cpuMs * 1000) / r.gateways[1].delivered), 2)}; p99 ${spread(four.map((r) => r.p99))} ms / ${spread(one.map((r) => r.p99))} ms`,
     `streams opened in ${[...four, ...one].map((r) => (r.openMs / 1000).toFixed(1)).join(' / ')} s (4 shards, then 1)`,
   );
+  // More receipts than answered posts × streams: a post answered after the poster stopped waiting (10 s), or an event
+  // published twice (the relay publishes a batch again when its WAIT for a replica timed out: at least once).
+  const extra = (rs: Run[]) => rs.reduce((n, r) => n + Math.max(0, r.deliveries - r.expected), 0);
+  const unanswered = [...four, ...one].reduce((n, r) => n + (r.posts.sent - r.posts.ok - r.posts.failed), 0);
+  if (extra(four) + extra(one) > 0)
+    s.notes.push(`receipts beyond answered posts × streams: ${extra(four)} with 4 shards, ${extra(one)} with 1 (posts unanswered when the poster stopped waiting, whose events still arrive: ${unanswered}; beyond those, events published twice)`);
+  s.notes.push(`1-minute load average at the end of each round's posting: ${four.map((r) => r.load.toFixed(1)).join(' / ')} (4 shards), ${one.map((r) => r.load.toFixed(1)).join(' / ')} (1 shard)`);
   if (lost(four) + lost(one) > 0) s.notes.push(`expected deliveries not arrived 2 s after the last one: ${lost(four)} with 4 shards, ${lost(one)} with 1`);
   if (failedPosts > 0) s.notes.push(`${failedPosts} posts failed`);
 }

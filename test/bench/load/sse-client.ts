@@ -16,6 +16,8 @@ export interface StreamSpec {
 }
 
 const hist = new Histogram();
+/** From the message's created_at (PostgreSQL's now() in the inserting transaction) to receipt: the event pipeline without the POST's queueing. */
+const fromInsert = new Histogram();
 let deliveries = 0;
 let firstAt = 0;
 let lastAt = 0;
@@ -25,6 +27,7 @@ const open = new Set<http.ClientRequest>();
 
 const T_JSON = /"t":\s*([0-9.]+)/;
 const T_TEXT = /t=([0-9.]+)/;
+const CREATED_AT = /"created_at":"([^"]+)"/;
 
 function onFrame(frame: string, at: number, inited: () => void) {
   if (frame.startsWith(':')) return;
@@ -38,6 +41,8 @@ function onFrame(frame: string, at: number, inited: () => void) {
   if (!firstAt) firstAt = at;
   lastAt = at;
   hist.record(at - Number(m[1]));
+  const created = CREATED_AT.exec(frame);
+  if (created) fromInsert.record(at - Date.parse(created[1]!));
 }
 
 function connect(url: string, spec: StreamSpec, timeoutMs: number): Promise<void> {
@@ -113,6 +118,7 @@ serve({
   open: openAll,
   reset() {
     hist.reset();
+    fromInsert.reset();
     deliveries = 0;
     firstAt = 0;
     lastAt = 0;
@@ -120,7 +126,7 @@ serve({
   },
   count: () => deliveries,
   fdLimit: () => Number(execSync('ulimit -n', { shell: '/bin/sh' }).toString().trim()),
-  stats: () => ({ deliveries, firstAt, lastAt, dataBytes, hist: hist.toSparse() }),
+  stats: () => ({ deliveries, firstAt, lastAt, dataBytes, hist: hist.toSparse(), fromInsert: fromInsert.toSparse() }),
   close() {
     for (const req of open) req.destroy();
     open.clear();
