@@ -102,7 +102,9 @@ export class LocalRedisCluster {
 
   /** The port of the primary that serves a key now. */
   async primaryOf(key: string): Promise<number> {
-    const client = new Cluster([{ host: '127.0.0.1', port: this.ports[0]! }], { lazyConnect: true });
+    // Asked of a node still running (the first may have been killed).
+    const port = this.ports.find((p) => !this.isDead(p))!;
+    const client = new Cluster([{ host: '127.0.0.1', port }], { lazyConnect: true });
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -115,6 +117,11 @@ export class LocalRedisCluster {
     } finally {
       client.disconnect();
     }
+  }
+
+  private isDead(port: number) {
+    const child = this.nodes.get(port);
+    return !child || child.exitCode !== null || child.signalCode !== null;
   }
 
   /** SIGKILLs one node (a primary dies; its replica takes over after the node timeout). */
