@@ -15,7 +15,8 @@
 // so a primary may acknowledge an XADD and die before its replica has it.
 // After every publish, and after reading which rows the streams have, the
 // relay asks each primary it wrote to to WAIT (bounded: WAIT_MS) until one
-// replica has its writes, where the primary has a replica at all. Until then
+// replica has its writes, where the primary has a replica at all (on a cluster:
+// one not failed, connected or not). Until then
 // publish (or the check) fails: the rows stay in the outbox, and the next
 // check publishes again whatever the streams (then on the promoted replica)
 // lack. A client tells a repeated event by its id (docs/realtime.md).
@@ -105,11 +106,19 @@ export function redisEventStream(redis: Redis, o: EventStreamOptions): EventStre
     return (redis as Cluster).nodes('master').find((n) => n.options.host === host && String(n.options.port) === port) ?? null;
   }
 
+  /**
+   * The replicas that could take over from a primary. On a cluster, every
+   * replica the cluster does not hold failed: one whose link to the primary
+   * is down for a moment can still be promoted, without what the primary
+   * took meanwhile (counting only the connected ones would stop waiting just
+   * then). On one node, the connected ones.
+   */
   async function replicaCount(node: RedisNode): Promise<number> {
     const known = replicas.get(node);
     if (known && known.until > Date.now()) return known.count;
-    const info = await node.info('replication');
-    const count = Number(/connected_slaves:(\d+)/.exec(info)?.[1] ?? 0);
+    const count = isCluster(redis)
+      ? promotableReplicas(String(await node.call('CLUSTER', 'NODES')))
+      : Number(/connected_slaves:(\d+)/.exec(await node.info('replication'))?.[1] ?? 0);
     replicas.set(node, { count, until: Date.now() + REPLICAS_TTL_MS });
     return count;
   }
@@ -188,6 +197,19 @@ export function redisEventStream(redis: Redis, o: EventStreamOptions): EventStre
       return [...seen].filter(([, e]) => e.found >= e.of).map(([id]) => id);
     },
   };
+}
+
+/** From a primary's CLUSTER NODES: its replicas not flagged failed (`fail`; `fail?` is only suspected). */
+export function promotableReplicas(clusterNodes: string): number {
+  const nodes = clusterNodes
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [id, , flags = '', primary] = line.split(' ');
+      return { id, flags: flags.split(','), primary };
+    });
+  const me = nodes.find((n) => n.flags.includes('myself'))?.id;
+  return nodes.filter((n) => n.primary === me && !n.flags.some((f) => f === 'fail' || f === 'noaddr' || f === 'handshake')).length;
 }
 
 function fieldsOf(fields: string[]): Record<string, string> {

@@ -2,6 +2,7 @@
 // on spare ports (three primaries, a replica each), joined with
 // `redis-cli --cluster create`, stopped and removed after. Never the shared Redis.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -60,8 +61,12 @@ export class LocalRedisCluster {
     this.nodes.set(port, child);
   }
 
+  /** Passwords set by cutOffReplicas. */
+  private readonly passwords = new Map<number, string>();
+
   private async ask<T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T> {
-    const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const password = this.passwords.get(port);
+    const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...(password ? { password } : {}) });
     r.on('error', () => undefined);
     try {
       await r.connect();
@@ -122,6 +127,48 @@ export class LocalRedisCluster {
   private isDead(port: number) {
     const child = this.nodes.get(port);
     return !child || child.exitCode !== null || child.signalCode !== null;
+  }
+
+  /** The port of a primary's replica, or null when it has none online. */
+  async replicaOf(primary: number): Promise<number | null> {
+    const info = await this.ask(primary, (r) => r.info('replication'));
+    const m = /slave\d+:ip=[^,]*,port=(\d+),state=online/.exec(info);
+    return m ? Number(m[1]) : null;
+  }
+
+  /** Resolves once every replica of `primary` has everything it was sent. */
+  async replicasCaughtUp(primary: number) {
+    await until(`the replicas of ${primary} to catch up`, async () => {
+      const info = await this.ask(primary, (r) => r.info('replication'));
+      const offset = /master_repl_offset:(\d+)/.exec(info)?.[1];
+      const replicas = [...info.matchAll(/slave\d+:.*offset=(\d+)/g)].map((m) => m[1]);
+      return replicas.length > 0 && replicas.every((o) => o === offset);
+    });
+  }
+
+  /**
+   * Cuts a primary's replication links and keeps them cut: its replicas fail
+   * to authenticate when they reconnect (connections open now stay
+   * authenticated). The replicas stay up and known to the cluster, so one is
+   * promoted if the primary dies, without what the primary took meanwhile.
+   */
+  async cutOffReplicas(primary: number) {
+    const password = randomBytes(16).toString('hex');
+    await this.ask(primary, async (r) => {
+      await r.config('SET', 'requirepass', password);
+      this.passwords.set(primary, password);
+      await r.client('KILL', 'TYPE', 'replica');
+    });
+  }
+
+  /** A node's CLUSTER NODES. */
+  clusterNodes(port: number): Promise<string> {
+    return this.ask(port, (r) => r.cluster('NODES') as Promise<string>);
+  }
+
+  /** A node's connected_slaves. */
+  async connectedReplicas(port: number): Promise<number> {
+    return Number(/connected_slaves:(\d+)/.exec(await this.ask(port, (r) => r.info('replication')))?.[1]);
   }
 
   /** SIGKILLs one node (a primary dies; its replica takes over after the node timeout). */
