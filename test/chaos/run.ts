@@ -23,7 +23,9 @@ import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { freePort } from '../../shared/embedded.js';
+import { busKeys, channelShard } from '../../shared/event-bus.js';
 import { PrivatePostgres } from '../support/private-postgres.js';
+import { LocalRedisCluster } from '../support/redis-cluster.js';
 import { startProcess, type RunningProcess } from '../support/stack-process.js';
 
 const PHASE_MS = 8_000;
@@ -33,7 +35,7 @@ const PAUSE_MS = 10_000;
 const GRACE_MS = 10_000;
 const JOB_DEADLINE_MS = 60_000;
 const REQUEST_TIMEOUT_MS = 15_000;
-const MAX_RUN_MS = 6 * 60_000;
+const MAX_RUN_MS = 8 * 60_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (...a: unknown[]) => process.stderr.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${a.join(' ')}\n`);
@@ -308,6 +310,7 @@ async function main() {
     stopReaders = true;
     await Promise.allSettled([...started].map((p) => kill(p, 'SIGKILL')));
     await redis.stop();
+    await localCluster?.stop();
     await pgReplica.stop();
     await pgServer.stop();
     await s3.close().catch(() => undefined);
@@ -315,6 +318,10 @@ async function main() {
   };
 
   try {
+    if (ONLY_CLUSTER) {
+      await clusterFailover(env, pgServer.url('axid_cluster'));
+      return;
+    }
     log('starting the deployment');
     const first = await role(env, 'api');
     const [second, gateway, worker] = await Promise.all([role(env, 'api'), role(env, 'gateway'), role(env, 'worker')]);
@@ -518,6 +525,10 @@ async function main() {
     const unfinished = jobs.filter((j) => j.finishedAt === undefined);
     if (unfinished.length) log(`unfinished jobs: ${unfinished.filter((j) => j.kind === 'file').length} files, ${unfinished.filter((j) => j.kind === 'render').length} renders`);
     printTable();
+
+    // The cluster case runs a deployment of its own: the one above stops first.
+    await Promise.allSettled([...started].map((p) => kill(p, 'SIGTERM')));
+    await clusterFailover(env, pgServer.url('axid_cluster'));
   } finally {
     await cleanup();
     clearTimeout(hardStop);
@@ -525,6 +536,200 @@ async function main() {
 }
 
 let cleanup: () => Promise<void> = async () => undefined;
+
+// ---------- a Redis Cluster's primary killed under load ----------
+
+/** `npm run chaos -- cluster` runs only this case. */
+const ONLY_CLUSTER = process.argv.slice(2).includes('cluster');
+const CLUSTER_SHARDS = 4;
+const CLUSTER_POSTS_PER_S = 100;
+const CLUSTER_LOAD_MS = 12_000;
+const CLUSTER_KILL_AT_MS = 3_000;
+let localCluster: LocalRedisCluster | null = null;
+
+/**
+ * A client that keeps one stream open and, when it ends, resumes it with
+ * Last-Event-ID (level 3) on the next gateway: what a browser's EventSource does.
+ */
+class ResumingStream {
+  readonly delivered = new Map<string, number>();
+  /** When each message.created first arrived. */
+  readonly arrivedAt = new Map<string, number>();
+  resumes = 0;
+  /** Reconnects answered `"resumed": false` (a gap the client would have to fill from history). */
+  refused = 0;
+  private lastId: string | null = null;
+  private req: http.ClientRequest | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly gateways: () => string[],
+    private readonly key: string,
+  ) {}
+
+  /** Resolves once the first stream is open. */
+  start(): Promise<void> {
+    return new Promise((resolve) => {
+      void (async () => {
+        for (let g = 0; !this.stopped; g++) {
+          await this.once(this.gateways()[g % this.gateways().length]!, resolve);
+          if (!this.stopped) await sleep(100);
+        }
+      })();
+    });
+  }
+
+  stop() {
+    this.stopped = true;
+    this.req?.destroy();
+  }
+
+  private once(url: string, opened: () => void): Promise<void> {
+    return new Promise((done) => {
+      const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, ...(this.lastId ? { 'last-event-id': this.lastId } : {}) };
+      const req = http.get(`${url}/api/v1/stream`, { headers, agent: false }, (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          return done();
+        }
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          let i: number;
+          while ((i = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, i);
+            buffer = buffer.slice(i + 2);
+            const event = /^event: (.*)$/m.exec(block)?.[1];
+            const data = /^data: (.*)$/m.exec(block)?.[1];
+            const id = /^id: (.*)$/m.exec(block)?.[1];
+            if (event === 'init' && data) {
+              if (this.lastId) {
+                this.resumes++;
+                if (!(JSON.parse(data) as { resumed?: boolean }).resumed) this.refused++;
+              }
+              opened();
+            } else if (event === 'message.created' && data) {
+              const m = (JSON.parse(data) as { message: { id: string } }).message.id;
+              this.delivered.set(m, (this.delivered.get(m) ?? 0) + 1);
+              if (!this.arrivedAt.has(m)) this.arrivedAt.set(m, Date.now());
+            }
+            if (id) this.lastId = id;
+          }
+        });
+        res.on('close', () => done());
+        res.on('error', () => done());
+      });
+      this.req = req;
+      req.on('error', () => done());
+    });
+  }
+}
+
+/**
+ * A deployment on a local six-node Redis Cluster (three primaries, a replica
+ * each, cluster-node-timeout 2 s) with EVENT_SHARDS=4 at level 3: an API
+ * process with the worker, a second API process and two gateway processes.
+ * Posts go to one channel at 100 a second for 12 s, alternating API
+ * processes; after 3 s the primary that holds the channel's shard is
+ * SIGKILLed. Two clients, one per gateway, keep a stream open and resume it
+ * with Last-Event-ID when it ends. A silent gap is an accepted post a client
+ * never got (live or replayed) within GRACE_MS of the last acceptance.
+ */
+async function clusterFailover(base: Record<string, string>, databaseUrl: string) {
+  log('cluster case: starting a local Redis Cluster');
+  const cluster = await LocalRedisCluster.start();
+  localCluster = cluster;
+  const { DATABASE_READ_URL: _read, REDIS_URL: _url, ...rest } = base;
+  const env: Record<string, string> = {
+    ...rest,
+    DATABASE_URL: databaseUrl,
+    REDIS_CLUSTER_NODES: cluster.seeds,
+    EVENT_SHARDS: String(CLUSTER_SHARDS),
+    FEATURE_LEVEL: '3',
+    REDIS_KEY_PREFIX: 'axid:',
+  };
+  const key = env.BOOTSTRAP_ADMIN_KEY!;
+  const first = await role(env, 'api,worker');
+  const [second, gw1, gw2] = await Promise.all([role(env, 'api'), role(env, 'gateway'), role(env, 'gateway')]);
+  const apis = [first, second];
+
+  const channel = (await request(first.url, 'POST', '/api/v1/channels', key, { name: `chaos-cluster-${Date.now()}` })).json.data.id as string;
+  const member = (await request(first.url, 'POST', '/api/v1/users', key, { name: `chaos-member-${Date.now()}` })).json.data;
+  await request(first.url, 'POST', `/api/v1/channels/${channel}/members`, key, { user_id: member.id });
+  const shardKey = busKeys(env.REDIS_KEY_PREFIX!, CLUSTER_SHARDS).shards[channelShard(channel, CLUSTER_SHARDS)]!.events;
+  const victim = await cluster.primaryOf(shardKey);
+
+  const clients = [new ResumingStream(() => [gw1.url, gw2.url], key), new ResumingStream(() => [gw2.url, gw1.url], member.api_key as string)];
+  await Promise.all(clients.map((c) => c.start()));
+
+  newPhase(`Redis Cluster: SIGKILL the primary of a shard at ${CLUSTER_POSTS_PER_S} posts/s`);
+  const p = phases[phase]!;
+  const accepted: Array<{ id: string; acceptedAt: number }> = [];
+  const inFlight: Promise<void>[] = [];
+  const loadStart = Date.now();
+  let killedAt = 0;
+  let failoverMs = -1;
+  let failover: Promise<void> = Promise.resolve();
+  /** When the posts that were not accepted were sent, ms after the kill. */
+  const unanswered: number[] = [];
+  const interval = 1000 / CLUSTER_POSTS_PER_S;
+  for (let i = 0; Date.now() - loadStart < CLUSTER_LOAD_MS; ) {
+    if (!killedAt && Date.now() - loadStart >= CLUSTER_KILL_AT_MS) {
+      killedAt = Date.now();
+      log(`SIGKILL the primary on port ${victim}`);
+      failover = cluster.kill(victim).then(async () => {
+        // Failed over once another node serves the shard's slot and the cluster says ok.
+        await cluster.healthy(60_000);
+        while ((await cluster.primaryOf(shardKey)) === victim) await sleep(100);
+        failoverMs = Date.now() - killedAt;
+      });
+    }
+    // Every `interval` ms is a post's turn: posts late to start (a busy event loop) go out together.
+    for (; i * interval <= Date.now() - loadStart; i++) {
+      const api = apis[i % apis.length]!;
+      inFlight.push(
+        request(api.url, 'POST', `/api/v1/channels/${channel}/messages`, key, { content: `cluster ${i}` }).then((res) => {
+          p.slowestMs = Math.max(p.slowestMs, res.ms);
+          if (res.status === 201) {
+            p.accepted++;
+            accepted.push({ id: res.json.data.id, acceptedAt: Date.now() });
+          } else count(p, res.status);
+          if (res.status !== 201 && killedAt) unanswered.push(res.started - killedAt);
+        }),
+      );
+    }
+    await sleep(interval / 2);
+  }
+  const sent = inFlight.length;
+  await Promise.all(inFlight);
+  await failover;
+  log('cluster case: load stopped; waiting for the last deliveries');
+  const lastAccepted = Math.max(...accepted.map((a) => a.acceptedAt));
+  const allDelivered = () => clients.every((c) => accepted.every((a) => c.delivered.has(a.id)));
+  while (Date.now() < lastAccepted + GRACE_MS && !allDelivered()) await sleep(100);
+  for (const c of clients) c.stop();
+
+  let gaps = 0;
+  let duplicates = 0;
+  let slowestDeliveryMs = 0;
+  for (const c of clients) {
+    for (const a of accepted) {
+      const got = c.delivered.get(a.id) ?? 0;
+      if (got === 0) gaps++;
+      if (got > 1) duplicates += got - 1;
+      const at = c.arrivedAt.get(a.id);
+      if (at !== undefined) slowestDeliveryMs = Math.max(slowestDeliveryMs, at - a.acceptedAt);
+    }
+  }
+  const header =
+    '| fault | posts sent | posts accepted | silent gaps | duplicates | 5xx other than 503 | 503 answers | slowest answer (s) | no answer in 15 s | stream resumptions (refused) | failover (s) | slowest post-to-receipt (s) |';
+  const line = `| ${p.name} | ${sent} | ${p.accepted} | ${gaps} | ${duplicates} | ${p.other5xx} | ${p.refused503} | ${(p.slowestMs / 1000).toFixed(1)} | ${p.timeouts} | ${clients.reduce((n, c) => n + c.resumes, 0)} (${clients.reduce((n, c) => n + c.refused, 0)}) | ${(failoverMs / 1000).toFixed(1)} | ${(slowestDeliveryMs / 1000).toFixed(1)} |`;
+  process.stdout.write(`\n${header}\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n${line}\n\nclients: ${clients.length} (one per gateway), each counted against every accepted post${
+      unanswered.length ? `; posts not accepted were sent ${Math.min(...unanswered)} to ${Math.max(...unanswered)} ms after the kill` : ''
+    }\n`);
+  await Promise.allSettled([...started].map((proc) => kill(proc, 'SIGTERM')));
+}
 /** Per phase: posts answered 503 and found committed at the end. */
 const lateCommits: number[] = [];
 
