@@ -2,12 +2,18 @@ import { render } from 'preact';
 import { AxidClient } from './lib/client.js';
 import { onEmojiLoaded } from './lib/emoji.js';
 import { applyTheme } from './lib/prefs.js';
+import { conversationRoute } from './lib/routes.js';
 import { App } from './ui/app.js';
 import { ClientContext } from './ui/context.js';
 import './styles.css';
 
 // One client (and so one stream) per tab.
-const client = new AxidClient({ origin: location.origin, storage: localStorage, userAgent: navigator.userAgent });
+const client = new AxidClient({
+  origin: location.origin,
+  storage: localStorage,
+  userAgent: navigator.userAgent,
+  openFirst: () => conversationRoute(location.pathname)?.conversationId ?? null,
+});
 
 applyTheme(client.prefs.theme);
 

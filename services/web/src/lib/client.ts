@@ -18,6 +18,8 @@ export interface ClientEnv {
   storage: Storage;
   userAgent: string;
   fetch?: typeof fetch;
+  /** The conversation the address names (ui/app.tsx routes): its newest page is asked for as soon as the lists say what it is. */
+  openFirst?(): string | null;
 }
 
 const PAGE = 50;
@@ -51,6 +53,7 @@ export class AxidClient {
   jumpProblem: string | null = null;
   private jumps = 0;
   private loadingOlder = new Map<string, Promise<void>>();
+  private newest = new Map<string, Promise<void>>();
   private stream: LiveStream | null = null;
   private sync: Sync;
   private seenInit = false;
@@ -163,10 +166,14 @@ export class AxidClient {
     s.setChannels(channels);
     s.dms = new Map(dms.map((d) => [d.id, d]));
     s.setServerReadState([...channels, ...dms]);
+    // The first paint waits for the open conversation's page: it goes out now, beside the membership reads, not after them.
+    const first = this.env.openFirst?.() ?? null;
+    const firstPage = first && s.isConversation(first) ? this.loadNewest(first).catch(() => undefined) : null;
     await this.loadMemberships(channels);
     s.changed();
     this.startStream();
-    void this.primeUnread();
+    // The unread counts' pages wait for it too, so they do not queue in front of it (six connections per host).
+    void Promise.resolve(firstPage).then(() => this.primeUnread());
   }
 
   private async loadMemberships(channels: Channel[]) {
@@ -183,7 +190,7 @@ export class AxidClient {
     const ids = [...[...this.store.channels.keys()].filter((id) => this.store.memberOf.has(id)), ...this.store.dms.keys()].slice(0, PRIME_LIMIT);
     await Promise.all(
       ids.map(async (id) => {
-        if (this.store.timeline(id).loaded) return;
+        if (this.store.timeline(id).loaded || this.newest.has(id)) return;
         const p = await this.fetchPage(id, null, PAGE).catch(() => null);
         if (!p) return;
         this.store.addPage(id, p.data, p.pagination, false);
@@ -264,19 +271,30 @@ export class AxidClient {
   }
 
   async open(conversationId: string) {
+    const threadShown = this.openThread !== null;
     this.openConversation = conversationId;
     this.openThread = null;
-    const t = this.store.timeline(conversationId);
-    this.store.changed();
-    if (!t.loaded || t.stale) {
-      const p = await this.fetchPage(conversationId, null, PAGE);
-      if (t.stale) this.store.resetTimeline(conversationId, p.data, p.pagination);
-      else this.store.addPage(conversationId, p.data, p.pagination, false);
-    }
+    // Views route by address, not by openConversation: only a closing thread panel needs a render.
+    if (threadShown) this.store.changed();
+    await this.loadNewest(conversationId);
     if (this.store.channels.has(conversationId) && !this.store.memberOf.has(conversationId)) {
       await this.loadMemberships([this.store.channels.get(conversationId)!]);
       this.store.changed();
     }
+  }
+
+  /** A conversation's newest page, when it has none or a stale one; a call while one is on its way waits for that one. */
+  private loadNewest(conversationId: string): Promise<void> {
+    const t = this.store.timeline(conversationId);
+    if (t.loaded && !t.stale) return Promise.resolve();
+    let running = this.newest.get(conversationId);
+    if (!running) {
+      running = this.fetchPage(conversationId, null, PAGE)
+        .then((p) => (t.stale ? this.store.resetTimeline(conversationId, p.data, p.pagination) : this.store.addPage(conversationId, p.data, p.pagination, false)))
+        .finally(() => this.newest.delete(conversationId));
+      this.newest.set(conversationId, running);
+    }
+    return running;
   }
 
   /** The next older page of a timeline; a call while one is on its way waits for that one. */
