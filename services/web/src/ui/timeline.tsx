@@ -1,9 +1,10 @@
-// The message list: virtua's VList over the flat rows of lib/rows.ts. Older
+// The message list: virtua's VList over the flat rows of lib/rows.ts, each
+// row's element made only when it is near the viewport. Older
 // pages load near the top (`shift` keeps the view still while they are
 // prepended); new messages are followed only when the view is at the bottom.
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { VList, type VListHandle } from 'virtua';
-import { buildRows } from '../lib/rows.js';
+import { buildRows, type Row } from '../lib/rows.js';
 import { useStore } from './context.js';
 import { MessageItem } from './message.js';
 
@@ -44,8 +45,10 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
     if (inThread) return;
     // Opening a conversation reads it; while its end is on screen, new messages count as read.
     store.viewing = { id: conversationId, atBottom: true };
+    const counted = store.unreadCount(conversationId) + store.mentionCount(conversationId);
     store.markRead(conversationId);
-    store.changed();
+    // A render (sidebar badge, title) only when there was something to clear.
+    if (counted) store.changed();
     return () => {
       if (store.viewing?.id === conversationId) store.viewing = null;
     };
@@ -111,8 +114,9 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
   }
   return (
     <div class="timeline-wrap">
-      <VList ref={list as never} class="timeline" shift={prepending} onScroll={onScroll} role="log" aria-label="Messages" aria-live="off">
-        {rows.map((row) =>
+      {/* Rows are made only for what is near the viewport (virtua calls this per index), never for the whole history. */}
+      <VList ref={list as never} data={rows} class="timeline" shift={prepending} onScroll={onScroll} role="log" aria-label="Messages" aria-live="off">
+        {(row: Row) =>
           row.kind === 'day' ? (
             <div key={row.key} class="day" role="separator" aria-label={row.label}>
               <span>{row.label}</span>
@@ -123,8 +127,8 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
             </div>
           ) : (
             <MessageItem key={row.key} message={row.message} grouped={row.grouped} inThread={inThread} />
-          ),
-        )}
+          )
+        }
       </VList>
       {newCount > 0 ? (
         <button class="new-toast" onClick={() => (list.current?.scrollToIndex(rows.length - 1, { align: 'end' }), setNewCount(0))}>
