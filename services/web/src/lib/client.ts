@@ -169,7 +169,8 @@ export class AxidClient {
     // The first paint waits for the open conversation's page: it goes out now, beside the membership reads, not after them.
     const first = this.env.openFirst?.() ?? null;
     const firstPage = first && s.isConversation(first) ? this.loadNewest(first).catch(() => undefined) : null;
-    await this.loadMemberships(channels);
+    // The open channel's membership (Join or the composer) is asked for first, ahead of the others in the queue.
+    await this.loadMemberships([...channels].sort((a, b) => Number(b.id === first) - Number(a.id === first)));
     s.changed();
     this.startStream();
     // The unread counts' pages wait for it too, so they do not queue in front of it (six connections per host).

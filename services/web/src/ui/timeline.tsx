@@ -2,6 +2,7 @@
 // row's element made only when it is near the viewport. Older
 // pages load near the top (`shift` keeps the view still while they are
 // prepended); new messages are followed only when the view is at the bottom.
+import type { VNode } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { VList, type VListHandle } from 'virtua';
 import { buildRows, type Row } from '../lib/rows.js';
@@ -71,6 +72,27 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
     list.current?.scrollToIndex(target, { align: 'center' });
   }, [target, h?.seq]);
 
+  // One element per row for as long as the rows stand (until the store changes): virtua re-renders
+  // while it measures and scrolls, and an unchanged element lets its memoised item skip the work.
+  const made = useMemo(() => new Map<Row, VNode>(), [rows]);
+  const rowElement = (row: Row) => {
+    let el = made.get(row);
+    if (!el) made.set(row, (el = makeRow(row)));
+    return el;
+  };
+  const makeRow = (row: Row): VNode =>
+    row.kind === 'day' ? (
+            <div key={row.key} class="day" role="separator" aria-label={row.label}>
+              <span>{row.label}</span>
+            </div>
+          ) : row.kind === 'unread' ? (
+            <div key={row.key} class="unread-line" role="separator" aria-label="New messages">
+              <span>New messages</span>
+            </div>
+          ) : (
+            <MessageItem key={row.key} message={row.message} grouped={row.grouped} inThread={inThread} />
+          );
+
   const onScroll = (offset: number) => {
     const h = list.current;
     if (!h) return;
@@ -116,19 +138,7 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
     <div class="timeline-wrap">
       {/* Rows are made only for what is near the viewport (virtua calls this per index), never for the whole history. */}
       <VList ref={list as never} data={rows} class="timeline" shift={prepending} onScroll={onScroll} role="log" aria-label="Messages" aria-live="off">
-        {(row: Row) =>
-          row.kind === 'day' ? (
-            <div key={row.key} class="day" role="separator" aria-label={row.label}>
-              <span>{row.label}</span>
-            </div>
-          ) : row.kind === 'unread' ? (
-            <div key={row.key} class="unread-line" role="separator" aria-label="New messages">
-              <span>New messages</span>
-            </div>
-          ) : (
-            <MessageItem key={row.key} message={row.message} grouped={row.grouped} inThread={inThread} />
-          )
-        }
+        {rowElement}
       </VList>
       {newCount > 0 ? (
         <button class="new-toast" onClick={() => (list.current?.scrollToIndex(rows.length - 1, { align: 'end' }), setNewCount(0))}>
