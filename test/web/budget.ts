@@ -2,8 +2,8 @@
 // - initial JavaScript (what index.html loads) gzipped, against 150 KB;
 // - the lazily loaded emoji data (first emoji picker or :shortcode:) gzipped,
 //   against 120 KB, never part of the first load;
-// - a channel of 10,000 messages painted (newest message on screen) after
-//   navigation, against 300 ms median on localhost;
+// - a channel of 10,000 messages painted (newest message on screen, by the
+//   page's own clock) after navigation, against 300 ms median on localhost;
 // - a message posted by someone else shown in the browser, p99 from the start
 //   of its POST, against 100 ms.
 // It starts its own stack (own database and Redis prefix) and removes it after.
@@ -59,8 +59,27 @@ const LOAD_PHASES = `(() => {
     members: end(/^\\/api\\/v1\\/channels\\/[^/]+\\/members/),
     pageAsked: start(/^\\/api\\/v1\\/channels\\/[^/]+\\/messages\\?/),
     pageEnd: end(/^\\/api\\/v1\\/channels\\/[^/]+\\/messages\\?/),
-    shown: performance.now(),
+    painted: window.__shownAt,
   };
+})()`;
+
+/**
+ * In the page, from its first script on: the animation frame after the message
+ * `id` is in the DOM, visible (virtua hides rows until measured) and within
+ * the viewport, as `window.__shownAt` (ms since navigation start). The
+ * page's own clock, so the time this script takes to notice is not counted.
+ */
+const whenShown = (id: string) => `(() => {
+  const check = () => {
+    if (window.__shownAt !== undefined) return;
+    const el = document.querySelector('[data-message-id="${id}"]');
+    if (!el || !el.checkVisibility({ visibilityProperty: true })) return;
+    const r = el.getBoundingClientRect();
+    if (r.height === 0 || r.bottom <= 0 || r.top >= innerHeight) return;
+    window.__shownAt = -1;
+    requestAnimationFrame(() => { window.__shownAt = performance.now(); });
+  };
+  new MutationObserver(check).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ['style'] });
 })()`;
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -95,19 +114,24 @@ async function main() {
     const last = await poster.client.post(`/api/v1/channels/${channelId}/messages`, { content: 'the newest message' });
 
     const app = await signedIn(browser, stack.url, ws.ownerKey);
+    await app.page.addInitScript({ content: whenShown(last.body.data.id) });
     const paints: number[] = [];
+    const noticed: number[] = [];
     const phases: Record<string, number>[] = [];
     for (let round = 0; round < PAINT_LOADS; round++) {
       await app.page.goto('/settings');
       await app.page.locator('.settings').waitFor();
       await app.page.goto(`/c/${channelId}`);
       await app.page.locator(`[data-message-id="${last.body.data.id}"]`).waitFor();
+      noticed.push(await app.page.evaluate(() => performance.now()));
       // From the navigation's start to the newest message on screen, by the page's own clock.
-      paints.push(await app.page.evaluate(() => performance.now()));
+      paints.push(Number(await (await app.page.waitForFunction('window.__shownAt > 0 && window.__shownAt')).jsonValue()));
       phases.push((await app.page.evaluate(LOAD_PHASES)) as Record<string, number>);
     }
     paints.sort((a, b) => a - b);
+    noticed.sort((a, b) => a - b);
     console.log(`channel of ${MESSAGES} messages painted: median ${pct(paints, 50).toFixed(0)} ms, worst ${paints.at(-1)!.toFixed(0)} ms (${PAINT_LOADS} loads); budget ${LIMITS.paintMs} ms`);
+    console.log(`  (seen by this script through the debugging protocol, its own latency included: median ${pct(noticed, 50).toFixed(0)} ms)`);
     // Where the time goes (Navigation and Resource Timing, medians over the loads): what to make faster.
     // (A step the load did not take, e.g. no members request, is left out.)
     const median = (k: string) => pct(phases.map((p) => p[k]!).filter((v) => v >= 0 && v < 2 ** 32 - 1).sort((a, b) => a - b), 50);
