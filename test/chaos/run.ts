@@ -673,6 +673,8 @@ async function clusterFailover(base: Record<string, string>, databaseUrl: string
   let failover: Promise<void> = Promise.resolve();
   /** When the posts that were not accepted were sent, ms after the kill. */
   const unanswered: number[] = [];
+  /** When the answers slower than 2 s were asked for, ms after the kill (0: before it). */
+  const slow: number[] = [];
   const interval = 1000 / CLUSTER_POSTS_PER_S;
   for (let i = 0; Date.now() - loadStart < CLUSTER_LOAD_MS; ) {
     if (!killedAt && Date.now() - loadStart >= CLUSTER_KILL_AT_MS) {
@@ -696,6 +698,7 @@ async function clusterFailover(base: Record<string, string>, databaseUrl: string
             accepted.push({ id: res.json.data.id, acceptedAt: Date.now() });
           } else count(p, res.status);
           if (res.status !== 201 && killedAt) unanswered.push(res.started - killedAt);
+          if (res.ms > 2000) slow.push(res.started - (killedAt || res.started));
         }),
       );
     }
@@ -727,7 +730,7 @@ async function clusterFailover(base: Record<string, string>, databaseUrl: string
   const line = `| ${p.name} | ${sent} | ${p.accepted} | ${gaps} | ${duplicates} | ${p.other5xx} | ${p.refused503} | ${(p.slowestMs / 1000).toFixed(1)} | ${p.timeouts} | ${clients.reduce((n, c) => n + c.resumes, 0)} (${clients.reduce((n, c) => n + c.refused, 0)}) | ${(failoverMs / 1000).toFixed(1)} | ${(slowestDeliveryMs / 1000).toFixed(1)} |`;
   process.stdout.write(`\n${header}\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n${line}\n\nclients: ${clients.length} (one per gateway), each counted against every accepted post${
       unanswered.length ? `; posts not accepted were sent ${Math.min(...unanswered)} to ${Math.max(...unanswered)} ms after the kill` : ''
-    }\n`);
+    }${slow.length ? `; ${slow.length} answers took over 2 s, asked ${Math.min(...slow)} to ${Math.max(...slow)} ms after the kill` : ''}\n`);
   await Promise.allSettled([...started].map((proc) => kill(proc, 'SIGTERM')));
 }
 /** Per phase: posts answered 503 and found committed at the end. */
