@@ -83,8 +83,12 @@ export function isDependencyUnavailable(err: unknown): boolean {
   if (!e || typeof e !== 'object') return false;
   if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('08'))) return true;
   if (e.name === 'KnexTimeoutError') return true;
-  // node-postgres reports a connection closed under it, and both clients their timeouts, with a message and no code.
-  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.has(e.message)) return true;
+  // node-postgres reports a connection closed under it, and both clients their timeouts, with a message and no
+  // code; knex puts the statement before it (`BEGIN; - Query read timeout`).
+  if (typeof e.message === 'string') {
+    const message = e.message.includes(' - ') ? e.message.slice(e.message.lastIndexOf(' - ') + 3) : e.message;
+    if (UNAVAILABLE_MESSAGES.has(message)) return true;
+  }
   // A connect attempt to several addresses fails with an AggregateError of them.
   return Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every(isDependencyUnavailable);
 }

@@ -160,6 +160,15 @@ export class ReadRouting {
   }
 
   /**
+   * After a write whose outcome is unknown because the primary did not answer
+   * (shared/http/route.ts): this process reads from the primary for a while,
+   * without asking the primary where it is.
+   */
+  lostTrack(): void {
+    if (this.enabled) this.primaryOnlyUntil = Date.now() + this.ttlMs;
+  }
+
+  /**
    * After a request by `who` that may have written (shared/http/route.ts):
    * remember the primary's WAL position for the key, in Redis for every API process.
    */

@@ -5,7 +5,7 @@ import { koaBody } from 'koa-body';
 import type { Next } from 'koa';
 import { z } from 'zod';
 import { authenticate, bearerToken, type Actor } from '../auth.js';
-import { AppError, type ErrorCode } from '../errors.js';
+import { AppError, isDependencyUnavailable, type ErrorCode } from '../errors.js';
 import { DEFAULT_FEATURE_LEVEL, existsAt, fieldsAbsentAt, type FeatureLevel, type LevelSpan } from '../feature-level.js';
 import type { Runtime } from '../runtime.js';
 import type { AppContext, AppState } from './context.js';
@@ -233,6 +233,7 @@ export class RouteTable {
       const key = idempotent ? ctx.get(IDEMPOTENCY_HEADER) : '';
       // A request by a key that may have written: its reads see its writes (shared/db/read-replicas.ts).
       let result: Result<R>;
+      let failure: unknown = null;
       try {
         if (idempotent && key !== '') {
           const caller = idempotent === 'actor' ? `u:${ctx.state.actor!.userId}` : `h:${Object.values(params as object)[0]}`;
@@ -248,8 +249,16 @@ export class RouteTable {
         } else {
           result = await handler(requestWith(ctx.state.rt));
         }
+      } catch (err) {
+        failure = err;
+        throw err;
       } finally {
-        if (spec.method !== 'get') await ctx.state.rt.reads.wrote(ctx.state.actor ?? null);
+        if (spec.method !== 'get') {
+          // The primary did not answer: asking it for its position would make the
+          // request wait as long again (a hung server: twice the bound).
+          if (failure !== null && isDependencyUnavailable(failure)) ctx.state.rt.reads.lostTrack();
+          else await ctx.state.rt.reads.wrote(ctx.state.actor ?? null);
+        }
       }
       if (result === undefined) {
         ctx.status = 204;

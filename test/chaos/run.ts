@@ -30,8 +30,15 @@ import { startProcess, type RunningProcess } from '../support/stack-process.js';
 
 const PHASE_MS = 8_000;
 const OUTAGE_MS = 5_000;
-/** Longer than the bounds on a hung dependency (DB_STATEMENT_TIMEOUT_MS + 1 s, REDIS_COMMAND_TIMEOUT_MS), so they show. */
-const PAUSE_MS = 10_000;
+/**
+ * Longer than the bounds on a hung dependency (DB_STATEMENT_TIMEOUT_MS + 1 s,
+ * REDIS_COMMAND_TIMEOUT_MS), so they show. CHAOS_PAUSE_MS changes it: an answer
+ * time that grows with the pause is a wait without a bound.
+ */
+const PAUSE_MS = Number(process.env.CHAOS_PAUSE_MS ?? 10_000);
+/** CHAOS_PHASES: run only the faults whose names contain one of these (comma-separated, e.g. `pause`); all by default. */
+const ONLY = (process.env.CHAOS_PHASES ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+const selected = (name: string) => ONLY.length === 0 || ONLY.some((part) => name.toLowerCase().includes(part));
 const GRACE_MS = 10_000;
 const JOB_DEADLINE_MS = 60_000;
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -117,7 +124,15 @@ interface Phase {
   ownReads: number;
   /** The slowest answer of the phase's requests (ms), timeouts included. */
   slowestMs: number;
+  /** The slowest 503 (ms), and 503s without Retry-After. */
+  slowest503Ms: number;
+  noRetryAfter: number;
+  /** Posts retried after a 503 (the writer sends the same content again until it is accepted). */
+  retries: number;
 }
+
+/** Answers worth a look: slower than 2 s, or a 5xx other than 503 (printed after the table). */
+const notable: string[] = [];
 
 interface Post {
   id: string;
@@ -165,11 +180,13 @@ const phases: Phase[] = [];
 const posts: Post[] = [];
 /** Posts answered 503: none may be found committed at the end. */
 const refusedPosts: Array<{ content: string; phase: number }> = [];
+/** Contents accepted (201) after one or more 503s: each must be found exactly once. */
+const retriedPosts: Array<{ content: string; phase: number }> = [];
 const jobs: Job[] = [];
 const connections: Connection[] = [];
 let phase = 0;
 const newPhase = (name: string) => {
-  phases.push({ name, accepted: 0, refused503: 0, other5xx: 0, timeouts: 0, connectionErrors: 0, jobs: 0, staleReads: 0, ownReads: 0, slowestMs: 0 });
+  phases.push({ name, accepted: 0, refused503: 0, other5xx: 0, timeouts: 0, connectionErrors: 0, jobs: 0, staleReads: 0, ownReads: 0, slowestMs: 0, slowest503Ms: 0, noRetryAfter: 0, retries: 0 });
   phase = phases.length - 1;
   log(`phase: ${name}`);
 };
@@ -226,9 +243,12 @@ interface Deployment {
 }
 
 const started = new Set<RunningProcess>();
+/** Every process started, for their error lines at the end. */
+const everyProcess: Array<{ roles: string; p: RunningProcess }> = [];
 async function role(env: Record<string, string>, roles: string): Promise<RunningProcess> {
   const p = await startProcess({ ...env, ROLES: roles });
   started.add(p);
+  everyProcess.push({ roles, p });
   p.child.once('exit', () => started.delete(p));
   return p;
 }
@@ -252,7 +272,16 @@ async function request(url: string, method: string, pathname: string, key: strin
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
     const text = await res.text();
-    return { status: res.status, json: text.startsWith('{') ? JSON.parse(text) : null, started, ms: Date.now() - started };
+    const ms = Date.now() - started;
+    const p = phases[phase];
+    if (p && res.status === 503) {
+      p.slowest503Ms = Math.max(p.slowest503Ms, ms);
+      if (!res.headers.get('retry-after')) p.noRetryAfter++;
+    }
+    if (p && (ms > 2_000 || (res.status >= 500 && res.status !== 503))) {
+      notable.push(`${p.name}: ${method} ${pathname.replace(/[A-Za-z0-9_-]{20,}/g, '…')} ${res.status} in ${(ms / 1000).toFixed(1)} s ${text.slice(0, 160)}`);
+    }
+    return { status: res.status, json: text.startsWith('{') ? JSON.parse(text) : null, started, ms };
   } catch (err) {
     return { status: (err as Error).name === 'TimeoutError' ? -1 : 0, json: null, started, ms: Date.now() - started };
   }
@@ -354,14 +383,20 @@ async function main() {
     for (let w = 0; w < 2; w++) {
       loops.push(
         (async () => {
+          let refused: string | null = null;
           while (!stopLoad) {
             const api = d.apis[n++ % d.apis.length]!;
             const sentAt = Date.now();
             const p = phases[phase]!;
-            const content = `chaos ${n}`;
+            // After a 503 the same content again, as a client that retries does: it must be stored once.
+            const retrying = refused !== null;
+            const content: string = refused ?? `chaos ${n}`;
+            if (retrying) p.retries++;
             const res = await request(api.url, 'POST', `/api/v1/channels/${channel}/messages`, key, { content });
             p.slowestMs = Math.max(p.slowestMs, res.ms);
+            refused = res.status === 503 ? content : null;
             if (res.status === 201) {
+              if (retrying) retriedPosts.push({ content, phase });
               p.accepted++;
               posts.push({ id: res.json.data.id, phase, sentAt, acceptedAt: Date.now() });
               // Read-your-writes, through the other API process (the position is shared through Redis).
@@ -372,7 +407,7 @@ async function main() {
                 if (!(seen.json.data as { id: string }[]).some((m) => m.id === res.json.data.id)) p.staleReads++;
               } else count(p, seen.status);
             } else count(p, res.status);
-            if (res.status === 503) refusedPosts.push({ content, phase });
+            if (res.status === 503 && !retrying) refusedPosts.push({ content, phase });
             await sleep(40);
           }
         })(),
@@ -386,6 +421,7 @@ async function main() {
         while (!stopLoad) {
           const api = d.apis[i++ % d.apis.length]!;
           const p = phases[phase]!;
+          const upStarted = Date.now();
           const form = new FormData();
           form.append('file', new Blob([randomBytes(2048)], { type: 'application/octet-stream' }), `chaos-${i}.bin`);
           const up = await fetch(`${api.url}/api/v1/files`, {
@@ -394,8 +430,15 @@ async function main() {
             body: form,
             signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
           })
-            .then(async (r) => ({ status: r.status, json: (await r.json().catch(() => null)) as { data?: { id: string } } | null }))
-            .catch((err: Error) => ({ status: err.name === 'TimeoutError' ? -1 : 0, json: null }));
+            .then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), json: (await r.json().catch(() => null)) as { data?: { id: string }; error?: { code: string } } | null }))
+            .catch((err: Error) => ({ status: err.name === 'TimeoutError' ? -1 : 0, retryAfter: null, json: null }));
+          const upMs = Date.now() - upStarted;
+          p.slowestMs = Math.max(p.slowestMs, upMs);
+          if (up.status === 503) {
+            p.slowest503Ms = Math.max(p.slowest503Ms, upMs);
+            if (!up.retryAfter) p.noRetryAfter++;
+          }
+          if (upMs > 2_000 || up.status >= 500) notable.push(`${p.name}: POST /api/v1/files ${up.status} in ${(upMs / 1000).toFixed(1)} s ${up.json?.error?.code ?? ''}`);
           if (up.status === 201) {
             p.jobs++;
             jobs.push({ kind: 'file', key: up.json!.data!.id, phase, acceptedAt: Date.now() });
@@ -445,68 +488,66 @@ async function main() {
 
     await sleep(PHASE_MS);
 
-    newPhase('SIGKILL an API process');
-    await kill(d.apis[0]!, 'SIGKILL');
-    d.apis.splice(0, 1);
-    d.apis.push(await role(env, 'api'));
-    await sleep(PHASE_MS);
+    const fault = async (name: string, run: () => Promise<void>) => {
+      if (!selected(name)) return;
+      newPhase(name);
+      await run();
+      await sleep(PHASE_MS);
+    };
 
-    newPhase(`stop Redis for ${OUTAGE_MS / 1000} s`);
-    await redis.down();
-    await sleep(OUTAGE_MS);
-    await redis.up();
-    await sleep(PHASE_MS);
-
-    newPhase('wipe Redis (FLUSHALL)');
-    await readEventStream(redis.url);
-    await redis.flushAll();
-    await sleep(PHASE_MS);
-
-    newPhase(`stop PostgreSQL for ${OUTAGE_MS / 1000} s`);
-    await pgServer.down();
-    await sleep(OUTAGE_MS);
-    await pgServer.up();
-    await sleep(PHASE_MS);
-
-    newPhase('replica stopped under load');
-    await pgReplica.down();
-    await sleep(OUTAGE_MS);
-    await pgReplica.up();
-    await sleep(PHASE_MS);
-
-    newPhase(`pause Redis (SIGSTOP) for ${PAUSE_MS / 1000} s`);
-    redis.pause();
-    await sleep(PAUSE_MS);
-    redis.resume();
-    await sleep(PHASE_MS);
-
-    newPhase(`pause PostgreSQL (SIGSTOP) for ${PAUSE_MS / 1000} s`);
-    await pgServer.pause();
-    await sleep(PAUSE_MS);
-    await pgServer.resume();
-    await sleep(PHASE_MS);
-
-    newPhase('SIGTERM the gateway');
-    await kill(d.gateway, 'SIGTERM');
-    d.gateway = await role(env, 'gateway');
-    await sleep(PHASE_MS);
-
-    newPhase('roll both API processes');
-    for (let i = 0; i < 2; i++) {
-      const fresh = await role(env, 'api');
-      const old = d.apis.shift()!;
-      d.apis.push(fresh);
-      await kill(old, 'SIGTERM');
-    }
-    await sleep(PHASE_MS);
-
-    newPhase('SIGKILL the worker mid-job');
-    // Mid-job: right after an upload was accepted.
-    const before = jobs.length;
-    while (jobs.length === before) await sleep(20);
-    await kill(d.worker, 'SIGKILL');
-    d.worker = await role(env, 'worker');
-    await sleep(PHASE_MS);
+    await fault('SIGKILL an API process', async () => {
+      await kill(d.apis[0]!, 'SIGKILL');
+      d.apis.splice(0, 1);
+      d.apis.push(await role(env, 'api'));
+    });
+    await fault(`stop Redis for ${OUTAGE_MS / 1000} s`, async () => {
+      await redis.down();
+      await sleep(OUTAGE_MS);
+      await redis.up();
+    });
+    await fault('wipe Redis (FLUSHALL)', async () => {
+      await readEventStream(redis.url);
+      await redis.flushAll();
+    });
+    await fault(`stop PostgreSQL for ${OUTAGE_MS / 1000} s`, async () => {
+      await pgServer.down();
+      await sleep(OUTAGE_MS);
+      await pgServer.up();
+    });
+    await fault('replica stopped under load', async () => {
+      await pgReplica.down();
+      await sleep(OUTAGE_MS);
+      await pgReplica.up();
+    });
+    await fault(`pause Redis (SIGSTOP) for ${PAUSE_MS / 1000} s`, async () => {
+      redis.pause();
+      await sleep(PAUSE_MS);
+      redis.resume();
+    });
+    await fault(`pause PostgreSQL (SIGSTOP) for ${PAUSE_MS / 1000} s`, async () => {
+      await pgServer.pause();
+      await sleep(PAUSE_MS);
+      await pgServer.resume();
+    });
+    await fault('SIGTERM the gateway', async () => {
+      await kill(d.gateway, 'SIGTERM');
+      d.gateway = await role(env, 'gateway');
+    });
+    await fault('roll both API processes', async () => {
+      for (let i = 0; i < 2; i++) {
+        const fresh = await role(env, 'api');
+        const old = d.apis.shift()!;
+        d.apis.push(fresh);
+        await kill(old, 'SIGTERM');
+      }
+    });
+    await fault('SIGKILL the worker mid-job', async () => {
+      // Mid-job: right after an upload was accepted.
+      const before = jobs.length;
+      while (jobs.length === before) await sleep(20);
+      await kill(d.worker, 'SIGKILL');
+      d.worker = await role(env, 'worker');
+    });
 
     stopLoad = true;
     log('load stopped; waiting for the last deliveries and jobs');
@@ -515,20 +556,31 @@ async function main() {
     while (Date.now() < lastAccepted + GRACE_MS) await sleep(200);
     stopReaders = true;
     await Promise.allSettled(loops);
-    // A post that answered 503 must not have committed after its answer.
-    const found = await db.query<{ content: string }>('SELECT content FROM messages WHERE channel_id = $1 AND content = ANY($2)', [channel, refusedPosts.map((r) => r.content)]);
-    const committed = new Set(found.rows.map((r) => r.content));
-    for (const r of refusedPosts) if (committed.has(r.content)) lateCommits[r.phase] = (lateCommits[r.phase] ?? 0) + 1;
+    // A post that answered 503 must not have committed after its answer: a
+    // content refused and never accepted on a retry is not stored, and one
+    // accepted on a retry is stored once.
+    const found = await db.query<{ content: string; n: number }>('SELECT content, count(*)::int AS n FROM messages WHERE channel_id = $1 AND content = ANY($2) GROUP BY content', [
+      channel,
+      refusedPosts.map((r) => r.content),
+    ]);
+    const stored = new Map(found.rows.map((r) => [r.content, r.n]));
+    const retried = new Set(retriedPosts.map((r) => r.content));
+    for (const r of refusedPosts) {
+      const n = stored.get(r.content) ?? 0;
+      if (n > (retried.has(r.content) ? 1 : 0)) lateCommits[r.phase] = (lateCommits[r.phase] ?? 0) + 1;
+    }
     await db.end();
     await readEventStream(redis.url);
 
     const unfinished = jobs.filter((j) => j.finishedAt === undefined);
     if (unfinished.length) log(`unfinished jobs: ${unfinished.filter((j) => j.kind === 'file').length} files, ${unfinished.filter((j) => j.kind === 'render').length} renders`);
     printTable();
+    const errors = everyProcess.flatMap(({ roles, p }) => p.output().split('\n').filter((l) => /"level":(50|60)/.test(l)).map((l) => `${roles}: ${l.slice(0, 300)}`));
+    process.stdout.write(`\nerror lines logged by the deployment: ${errors.length}\n${errors.slice(0, 20).join('\n')}\n`);
 
     // The cluster case runs a deployment of its own: the one above stops first.
     await Promise.allSettled([...started].map((p) => kill(p, 'SIGTERM')));
-    await clusterFailover(env, pgServer.url('axid_cluster'));
+    if (selected('Redis Cluster')) await clusterFailover(env, pgServer.url('axid_cluster'));
   } finally {
     await cleanup();
     clearTimeout(hardStop);
@@ -755,11 +807,11 @@ function printTable() {
     return { p, gaps, duplicates, late };
   });
   const header =
-    '| fault | posts accepted | silent gaps | duplicates | 5xx other than 503 | 503 answers | 503 then committed | slowest answer (s) | no answer in 15 s | connection refused | jobs recorded | jobs not finished in 60 s | own reads | stale own reads |';
-  const lines = [header, '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'];
+    '| fault | posts accepted | silent gaps | duplicates | 5xx other than 503 | 503 answers | 503 without Retry-After | slowest 503 (s) | posts retried after a 503 | 503 then committed | slowest answer (s) | no answer in 15 s | connection refused | jobs recorded | jobs not finished in 60 s | own reads | stale own reads |';
+  const lines = [header, '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'];
   for (const [i, { p, gaps, duplicates, late }] of rows.entries()) {
     lines.push(
-      `| ${p.name} | ${p.accepted} | ${gaps} | ${duplicates} | ${p.other5xx} | ${p.refused503} | ${lateCommits[i] ?? 0} | ${(p.slowestMs / 1000).toFixed(1)} | ${p.timeouts} | ${p.connectionErrors} | ${p.jobs} | ${late} | ${p.ownReads} | ${p.staleReads} |`,
+      `| ${p.name} | ${p.accepted} | ${gaps} | ${duplicates} | ${p.other5xx} | ${p.refused503} | ${p.noRetryAfter} | ${(p.slowest503Ms / 1000).toFixed(1)} | ${p.retries} | ${lateCommits[i] ?? 0} | ${(p.slowestMs / 1000).toFixed(1)} | ${p.timeouts} | ${p.connectionErrors} | ${p.jobs} | ${late} | ${p.ownReads} | ${p.staleReads} |`,
     );
   }
   // Where duplicates come from: a message on the Redis stream twice (the relay) or once (the gateway).
@@ -767,7 +819,7 @@ function printTable() {
   for (const m of streamEntries.values()) entriesPerMessage.set(m, (entriesPerMessage.get(m) ?? 0) + 1);
   const onStreamTwice = [...entriesPerMessage.values()].filter((n) => n > 1).length;
   process.stdout.write(
-    `\n${lines.join('\n')}\n\nstream connections: ${connections.length}; messages on the Redis event stream more than once: ${onStreamTwice} (of ${entriesPerMessage.size} read)\n`,
+    `\n${lines.join('\n')}\n\nanswers slower than 2 s or 5xx other than 503:\n${notable.join('\n') || '(none)'}\n\nstream connections: ${connections.length}; messages on the Redis event stream more than once: ${onStreamTwice} (of ${entriesPerMessage.size} read)\n`,
   );
 }
 

@@ -4,6 +4,7 @@
 // the hung one), /readyz says 503 with Retry-After, and a write that answered
 // 503 never commits once the server resumes (docs/reliability.md, "A hung
 // dependency"). Private servers only, paused and resumed here.
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import pg from 'pg';
 import { startStack, type Stack } from '../../services/stack.js';
@@ -32,19 +33,30 @@ function expectUnavailable(res: { status: number; headers: Headers; text?: strin
 describe('requests while PostgreSQL is paused (SIGSTOP)', function () {
   this.timeout(120_000);
   let server: PrivatePostgres;
+  let replica: PrivatePostgres;
   let env: TestEnv;
   let s: Stack;
+  const lines: string[] = [];
 
   before(async () => {
     server = await PrivatePostgres.start();
-    env = testEnv({ DATABASE_URL: server.url('axid'), DB_STATEMENT_TIMEOUT_MS: '1000' });
-    s = await startStack(env.config, createLogger(env.config.logLevel));
+    // With a read replica, as deployed: a request that may have written asks the primary where it is afterwards.
+    replica = await PrivatePostgres.replicaOf(server);
+    env = testEnv({ DATABASE_URL: server.url('axid'), DATABASE_READ_URL: replica.url('axid'), DB_STATEMENT_TIMEOUT_MS: '1000' });
+    const sink = new Writable({
+      write(chunk, _e, done) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        done();
+      },
+    });
+    s = await startStack(env.config, createLogger('warn', sink));
   });
 
   after(async () => {
     await server?.resume().catch(() => undefined);
     await s?.close();
     await env?.cleanup();
+    await replica?.stop();
     await server?.stop();
   });
 
@@ -57,10 +69,10 @@ describe('requests while PostgreSQL is paused (SIGSTOP)', function () {
     await server.pause();
     const contents = ['during the pause 1', 'during the pause 2', 'during the pause 3'];
     // At once, so that several pooled connections hang together, as under load.
-    const answers = await Promise.all([
+    const [read, ...answers] = await Promise.all([
+      timed(ws.owner.get(`/api/v1/channels/${channel.id}/messages`)),
       ...contents.map((content) => timed(ws.owner.post(`/api/v1/channels/${channel.id}/messages`, { content }))),
       timed(ws.owner.post('/api/v1/users', { name: uniqueName('hung') })),
-      timed(ws.owner.get(`/api/v1/channels/${channel.id}/messages`)),
       // An upload stores its object before its row: the object goes when the row cannot be written.
       timed(uploadFile(s.url, { key: ws.ownerKey, data: Buffer.from('stored, then orphaned'), name: 'orphan.txt', type: 'text/plain' })),
     ]);
@@ -68,6 +80,13 @@ describe('requests while PostgreSQL is paused (SIGSTOP)', function () {
       expectUnavailable(res);
       expect(ms).to.be.below(BOUND_MS);
     }
+    // A read is answered by the replica once it has the key's writes, or else by the primary: 503.
+    if (read.res.status !== 200) expectUnavailable(read.res);
+    expect(read.ms).to.be.below(BOUND_MS);
+    // A write that failed because the primary did not answer does not then ask
+    // it for its write position (shared/http/route.ts): that waited a second
+    // bound, and with a paused primary under load answers took twice as long.
+    expect(lines.filter((l) => l.includes('could not store a write position')), 'a wait for the write position after a 503').to.deep.equal([]);
     const ready = await timed(anon.get('/readyz'));
     expect(ready.res.status).to.equal(503);
     expect(ready.res.headers.get('retry-after')).to.match(/^[1-9]\d*$/);
