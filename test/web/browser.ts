@@ -88,7 +88,11 @@ export async function openTab(context: BrowserContext, urlPath: string): Promise
   };
 }
 
-/** Opens the app signed in through a one-time link (`/#key=...`). */
+/**
+ * Opens the app signed in as the holder of `key` through a one-time link
+ * (`/#key=...`). The link carries a key made for it from `key`: the app
+ * revokes a link's key once it has made its own, and tests go on using `key`.
+ */
 export async function signedIn(
   b: TestBrowser,
   baseUrl: string,
@@ -97,7 +101,14 @@ export async function signedIn(
   viewport?: { width: number; height: number },
   colorScheme?: 'light' | 'dark',
 ) {
-  const app = await openApp(b, baseUrl, `${urlPath}#key=${encodeURIComponent(key)}`, viewport, colorScheme);
+  const made = await fetch(`${baseUrl}/api/v1/api-keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Sign-in link (test)' }),
+  });
+  expect(made.status, 'a key for the sign-in link').to.equal(201);
+  const linkKey = ((await made.json()) as { data: { key: string } }).data.key;
+  const app = await openApp(b, baseUrl, `${urlPath}#key=${encodeURIComponent(linkKey)}`, viewport, colorScheme);
   // The chat shows the stream's state; the settings page has no stream indicator.
   // (Attached, not visible: on a narrow screen the sidebar holding it is hidden.)
   await app.page.locator('[data-stream-state="live"], .settings').first().waitFor({ state: 'attached' });

@@ -108,11 +108,19 @@ export class AxidClient {
 
   // ---- session -------------------------------------------------------------
 
-  /** Uses the pasted key once to create this browser's own key, and keeps only that one. */
-  async signIn(pastedKey: string) {
-    const probe = createApi(this.env.origin, { key: () => pastedKey.trim(), onLevel: () => undefined, onUnauthorized: () => undefined });
+  /**
+   * Uses the pasted key once to create this browser's own key, and keeps only
+   * that one. A key from a sign-in link (`/#key=`) is then revoked: the link is
+   * one-time, so the copy left in the browser's history or wherever the link
+   * was pasted is dead (docs/decisions.md, "Sign-in links"). A key pasted into
+   * the form is the person's to keep.
+   */
+  async signIn(pastedKey: string, o: { fromLink?: boolean } = {}) {
+    const key = pastedKey.trim();
+    const probe = createApi(this.env.origin, { key: () => key, onLevel: () => undefined, onUnauthorized: () => undefined });
     await data(probe.GET('/api/v1/users/me'));
     const created = await data(probe.POST('/api/v1/api-keys', { body: browserKeyRequest(this.env.userAgent) }));
+    if (o.fromLink) await revokeKey(probe, key);
     await this.adoptKey({ key: created.key!, id: created.id, name: created.name });
   }
 
@@ -660,4 +668,16 @@ export function sameOriginPath(raw: string, origin: string): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Revokes `key` with itself (level 2 has no "current key" route: the key is
+ * found among its holder's keys by its prefix, the first 12 characters the
+ * API shows of every key). Nothing is revoked when the prefix is not one key's.
+ */
+async function revokeKey(api: Api, key: string) {
+  const keys = await all((cursor) => page(api.GET('/api/v1/api-keys', { params: { query: { cursor, limit: 100 } } })));
+  const mine = keys.filter((k) => key.startsWith(k.prefix));
+  if (mine.length !== 1) return;
+  await data(api.DELETE('/api/v1/api-keys/{key_id}', { params: { path: { key_id: mine[0]!.id } } }));
 }

@@ -42,11 +42,18 @@ export function App() {
     if (arrival.kind === 'invite' || arrival.kind === 'reset') setPending(arrival);
     if (arrival.kind === 'error') setError(signInErrorText(arrival.code));
     const begin =
-      arrival.kind === 'key' ? client.signIn(arrival.key) : arrival.kind === 'code' ? exchangeCode(client, arrival.code) : client.session ? client.start() : Promise.resolve();
+      arrival.kind === 'key'
+        ? client.signIn(arrival.key, { fromLink: true })
+        : arrival.kind === 'code'
+          ? exchangeCode(client, arrival.code)
+          : client.session
+            ? client.start()
+            : Promise.resolve();
+    const linkSpent = (err: unknown) => (arrival.kind === 'code' || arrival.kind === 'key') && err instanceof ApiError && err.status === 401;
     begin.then(
       () => setReady(true),
-      // A spent or expired sign-in link says so (the API answers invalid_credentials for it too).
-      (err) => (setError(arrival.kind === 'code' && err instanceof ApiError && err.status === 401 ? 'This sign-in link was already used or has expired. Sign in again.' : errorMessage(err)), setReady(true)),
+      // A spent or expired sign-in link says so: a code used once, a link's key revoked once used (client.signIn).
+      (err) => (setError(linkSpent(err) ? 'This sign-in link was already used or has expired. Sign in again.' : errorMessage(err)), setReady(true)),
     );
     const online = () => client.reconnectNow();
     const offline = () => client.dropStream();
