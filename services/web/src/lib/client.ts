@@ -360,12 +360,20 @@ export class AxidClient {
       const p = await this.fetchPage(key, null, PAGE);
       this.store.addPage(key, p.data, p.pagination, false);
     }
-    for (let pages = 0; ; pages++) {
-      if (t.ids.includes(id)) return true;
-      const oldest = this.store.messages.get(t.ids[0] ?? '');
-      if (!t.hasMore || (createdAt && oldest && oldest.created_at < createdAt) || pages >= JUMP_PAGES) return false;
-      await this.loadOlder(key, JUMP_PAGE);
+    if (t.ids.includes(id)) return true;
+    // The pages are gathered first and added together, so the list renders once, not once per page.
+    const gathered: Page<Message>[] = [];
+    let found = false;
+    let oldest = this.store.messages.get(t.ids[0] ?? '')?.created_at ?? null;
+    for (let cursor = t.hasMore ? t.cursor : null; cursor && !found && !(createdAt && oldest && oldest < createdAt) && gathered.length < JUMP_PAGES; ) {
+      const p = await this.fetchPage(key, cursor, JUMP_PAGE);
+      gathered.push(p);
+      found = p.data.some((m) => m.id === id);
+      oldest = p.data.at(-1)?.created_at ?? oldest;
+      cursor = p.pagination.has_more ? p.pagination.next_cursor : null;
     }
+    for (const p of gathered) this.store.addPage(key, p.data, p.pagination, true);
+    return found;
   }
 
   private fetchMessage(conversationId: string, messageId: string): Promise<Message> {
