@@ -38,6 +38,8 @@ function lazyEmojiGzipKb() {
 }
 
 const PAINT_LOADS = Number(process.env.BUDGET_PAINT_LOADS ?? 5);
+/** The seeded message a permalink opens: about half the history back. */
+const JUMP_BACK = Math.floor(MESSAGES / 2);
 
 /**
  * In the page: when each step of a load ended, from Navigation and Resource
@@ -66,18 +68,18 @@ const LOAD_PHASES = `(() => {
 /**
  * In the page, from its first script on: the animation frame after the message
  * `id` is in the DOM, visible (virtua hides rows until measured) and within
- * the viewport, as `window.__shownAt` (ms since navigation start). The
+ * the viewport, as `window[name]` (ms since navigation start). The
  * page's own clock, so the time this script takes to notice is not counted.
  */
-const whenShown = (id: string) => `(() => {
+const whenShown = (id: string, name = '__shownAt') => `(() => {
   const check = () => {
-    if (window.__shownAt !== undefined) return;
+    if (window.${name} !== undefined) return;
     const el = document.querySelector('[data-message-id="${id}"]');
     if (!el || !el.checkVisibility({ visibilityProperty: true })) return;
     const r = el.getBoundingClientRect();
     if (r.height === 0 || r.bottom <= 0 || r.top >= innerHeight) return;
-    window.__shownAt = -1;
-    requestAnimationFrame(() => { window.__shownAt = performance.now(); });
+    window.${name} = -1;
+    requestAnimationFrame(() => { window.${name} = performance.now(); });
   };
   new MutationObserver(check).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ['style'] });
 })()`;
@@ -101,12 +103,14 @@ async function main() {
     await ws.owner.post(`/api/v1/channels/${channelId}/members`, { user_id: poster.id });
     const started = Date.now();
     let next = 0;
+    let farBack = '';
     await Promise.all(
       Array.from({ length: 16 }, async () => {
         while (next < MESSAGES) {
           const i = next++;
           const res = await poster.client.post(`/api/v1/channels/${channelId}/messages`, { content: `history message ${i}` });
           if (res.status !== 201) throw new Error(`seeding failed: ${res.status} ${res.text}`);
+          if (i === JUMP_BACK) farBack = res.body.data.id as string;
         }
       }),
     );
@@ -125,7 +129,7 @@ async function main() {
       await app.page.locator(`[data-message-id="${last.body.data.id}"]`).waitFor();
       noticed.push(await app.page.evaluate(() => performance.now()));
       // From the navigation's start to the newest message on screen, by the page's own clock.
-      paints.push(Number(await (await app.page.waitForFunction('window.__shownAt > 0 && window.__shownAt')).jsonValue()));
+      paints.push(Number(await (await app.page.waitForFunction(() => (window as unknown as { __shownAt: number }).__shownAt > 0 && (window as unknown as { __shownAt: number }).__shownAt)).jsonValue()));
       phases.push((await app.page.evaluate(LOAD_PHASES)) as Record<string, number>);
     }
     paints.sort((a, b) => a - b);
@@ -137,6 +141,20 @@ async function main() {
     const median = (k: string) => pct(phases.map((p) => p[k]!).filter((v) => v >= 0 && v < 2 ** 32 - 1).sort((a, b) => a - b), 50);
     const steps = Object.keys(phases[0]!).filter((k) => median(k) !== undefined);
     console.log(`  of which (ms from navigation start, medians): ${steps.map((k) => `${k} ${median(k)!.toFixed(0)}`).join(', ')}`);
+
+    // A permalink to a message about half the history back: the app pages back 200 at a time (no page "around" a message in the API).
+    await app.page.addInitScript({ content: whenShown(farBack, '__jumpedAt') });
+    const jumps: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      await app.page.goto('/settings');
+      await app.page.locator('.settings').waitFor();
+      await app.page.goto(`/c/${channelId}/m/${farBack}`);
+      jumps.push(Number(await (await app.page.waitForFunction(() => (window as unknown as { __jumpedAt: number }).__jumpedAt > 0 && (window as unknown as { __jumpedAt: number }).__jumpedAt, undefined, { timeout: 60_000 })).jsonValue()));
+    }
+    jumps.sort((a, b) => a - b);
+    console.log(`permalink to a message ${MESSAGES - JUMP_BACK} back opened (history paged back, 200 a page): median ${pct(jumps, 50).toFixed(0)} ms (3 loads); no budget`);
+    await app.page.goto(`/c/${channelId}`);
+    await app.page.locator(`[data-message-id="${last.body.data.id}"]`).waitFor();
 
     // Scrolling up through history: pages load as the top nears.
     const scrollStart = Date.now();
