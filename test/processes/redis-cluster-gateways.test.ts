@@ -188,6 +188,7 @@ describe('on a Redis Cluster with two gateway processes (EVENT_SHARDS=4)', funct
     expect(elsewhere.status).to.equal(200);
     expect(Number(elsewhere.headers.get('x-ratelimit-remaining')), 'the other process counts on from the shared count').to.be.at.most(100_000 - SMALL_LIMIT - 1);
   });
+
   /** A new channel whose shard's primary has a replica (one a failover here promoted has none), with a second member. */
   async function channelOnAReplicatedShard() {
     for (;;) {
