@@ -14,7 +14,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { channelShard } from '../../shared/event-bus.js';
+import { Cluster } from 'ioredis';
+import { busKeys, channelShard } from '../../shared/event-bus.js';
 import { cpuMsOf, sleep, type Proc } from './lib/proc.js';
 import { clusterUnsupported, startRedisCluster } from './lib/redis-cluster.js';
 import type { Metric, Scenario } from './lib/report.js';
@@ -58,6 +59,56 @@ interface Run {
   apiCpuUsPerPost: number;
   /** The machine's 1-minute load average when the posting ended. */
   load: number;
+  stages: Stages;
+}
+
+/** Where a post's time went before its event was on the bus (from the entries themselves, read after the run). */
+interface Stages {
+  /** Send → the message's created_at (the API's request handling up to the insert), p50 and p99, ms. */
+  toInsert: [number, number];
+  /** created_at → the relay's entry id (commit and relay). */
+  insertToPublish: [number, number];
+  /** Send → entry id: everything before the gateways. */
+  toPublish: [number, number];
+}
+
+const T_FIELD = /"t":([0-9.]+)/;
+const CREATED_AT = /"created_at":"([^"]+)"/;
+
+/**
+ * Reads the measured posts' entries back from the bus: each carries the send
+ * time (metadata), the insert time (created_at) and, as its id, the relay's
+ * clock when it published it (shared/relay/event-stream.ts). Nothing is added
+ * to the measured path.
+ */
+async function publishTimes(seeds: string, prefix: string, shards: number, since: number): Promise<Stages> {
+  const redis = new Cluster(
+    seeds.split(',').map((hp) => ({ host: hp.split(':')[0]!, port: Number(hp.split(':')[1]) })),
+    { lazyConnect: true },
+  );
+  redis.on('error', () => undefined);
+  const toInsert = new Histogram();
+  const insertToPublish = new Histogram();
+  const toPublish = new Histogram();
+  try {
+    await redis.connect();
+    for (const shard of busKeys(prefix, shards).shards) {
+      for (const [id, fields] of (await redis.xrange(shard.events, '-', '+')) as [string, string[]][]) {
+        const e = fields[fields.indexOf('e') + 1] ?? '';
+        const t = Number(T_FIELD.exec(e)?.[1]);
+        const created = Date.parse(CREATED_AT.exec(e)?.[1] ?? '');
+        if (!(t >= since) || Number.isNaN(created)) continue;
+        const published = Number(id.slice(0, id.indexOf('-')));
+        toInsert.record(created - t);
+        insertToPublish.record(published - created);
+        toPublish.record(published - t);
+      }
+    }
+  } finally {
+    redis.disconnect();
+  }
+  const pair = (h: Histogram): [number, number] => [h.percentile(50), h.percentile(99)];
+  return { toInsert: pair(toInsert), insertToPublish: pair(insertToPublish), toPublish: pair(toPublish) };
 }
 
 /** The figures of a gateway's /metrics this scenario reads. */
@@ -157,10 +208,10 @@ export async function scaling(b: Bench, s: Scenario, scaleDatabaseUrl: string): 
     for (let round = 1; round <= settings.rounds; round++) {
       // Alternating order: the drift of a shared machine does not favour one side.
       for (const shards of round % 2 ? SHARDS : [...SHARDS].reverse()) {
-        runs[shards].push(await measure(b, clients.clients, lay, env(shards, `${b.prefix}s${shards}r${round}:`), shards));
+        runs[shards].push(await measure(b, clients.clients, lay, env(shards, `${b.prefix}s${shards}r${round}:`), shards, cluster.seeds));
         const r = runs[shards][runs[shards].length - 1]!;
         b.log(
-          `scaling: round ${round} EVENT_SHARDS=${shards}: ${r.deliveriesPerS.toFixed(0)} deliveries/s, p99 ${r.p99.toFixed(1)} ms (POST p99 ${r.posts.p99.toFixed(1)} ms, insert→receipt p99 ${r.insertP99.toFixed(1)} ms), ` +
+          `scaling: round ${round} EVENT_SHARDS=${shards}: ${r.deliveriesPerS.toFixed(0)} deliveries/s, p99 ${r.p99.toFixed(1)} ms (POST p99 ${r.posts.p99.toFixed(1)} ms, insert→receipt p99 ${r.insertP99.toFixed(1)} ms, post→published p99 ${r.stages.toPublish[1].toFixed(1)} ms), ` +
             r.gateways.map((g, i) => `${'AB'[i]} (pid ${g.pid}): ${g.readers} shards, ${g.received} received, ${g.delivered} delivered, ${g.cpuMs} ms CPU`).join('; '),
         );
       }
@@ -174,7 +225,7 @@ export async function scaling(b: Bench, s: Scenario, scaleDatabaseUrl: string): 
 }
 
 /** One configuration, one round: fresh api,worker and gateways, streams opened, a warm-up, then the measured posts. */
-async function measure(b: Bench, clients: Rpc[], lay: Layout, env: Record<string, string>, shards: number): Promise<Run> {
+async function measure(b: Bench, clients: Rpc[], lay: Layout, env: Record<string, string>, shards: number, seeds: string): Promise<Run> {
   const sb = { ...b, axidEnv: env };
   const api = await startAxid(sb, `axid-api-scale-${shards}`, 'api,worker');
   const gateways: { proc: Proc; url: string }[] = [];
@@ -212,6 +263,7 @@ async function measure(b: Bench, clients: Rpc[], lay: Layout, env: Record<string
     const after = await Promise.all(gateways.map(async (g) => ({ cpuMs: cpuMsOf(g.proc.pid), ...(await gatewayCounters(g.url)) })));
     const apiCpuMs = cpuMsOf(api.proc.pid) - apiCpuBefore;
     const load = os.loadavg()[0]!;
+    const stages = await publishTimes(seeds, env.REDIS_KEY_PREFIX!, shards, posts.firstSendAt);
     const stats = await Promise.all(
       clients.map((c) => c.call<{ deliveries: number; lastAt: number; hist: [number, number][]; fromInsert: [number, number][] }>('stats')),
     );
@@ -239,6 +291,7 @@ async function measure(b: Bench, clients: Rpc[], lay: Layout, env: Record<string
       opened: opened.map((o) => o.opened) as [number, number],
       openMs,
       apiCpuUsPerPost: (apiCpuMs * 1000) / Math.max(1, posts.ok),
+      stages,
       load,
     };
   } finally {
@@ -298,6 +351,10 @@ function report(s: Scenario, lay: Layout, runs: Record<Shards, Run[]>) {
     vs('p99 insert→receipt', 'ms', (r) => r.insertP99),
     vs('p50 insert→receipt', 'ms', (r) => r.insertP50),
     vs('API CPU per post', 'µs', (r) => r.apiCpuUsPerPost),
+    vs('p99 post→published', 'ms', (r) => r.stages.toPublish[1]),
+    vs('p99 post→insert', 'ms', (r) => r.stages.toInsert[1]),
+    vs('p99 insert→published', 'ms', (r) => r.stages.insertToPublish[1]),
+    vs('p50 post→published', 'ms', (r) => r.stages.toPublish[0]),
     { metric: 'p99 post→receipt, 4 shards', unit: 'ms', axid: four.map((r) => r.p99), floor: [], target: { kind: 'abs', op: '<', value: 100 } },
     { metric: 'p99 post→receipt, 1 shard', unit: 'ms', axid: one.map((r) => r.p99), floor: [], target: { kind: 'abs', op: '<', value: 100 } },
     ...perGateway(0),

@@ -54,7 +54,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30
   }
 }
 
-export async function startRedisCluster(dir: string, size = 6): Promise<BenchRedisCluster> {
+export async function startRedisCluster(dir: string, size = 6, replicas = 1): Promise<BenchRedisCluster> {
   const version = /v=([\d.]+)/.exec(execFileSync('redis-server', ['--version']).toString())?.[1] ?? 'unknown';
   const ports: number[] = [];
   while (ports.length < size) {
@@ -85,7 +85,7 @@ export async function startRedisCluster(dir: string, size = 6): Promise<BenchRed
         return (await ask(port, (r) => r.ping())) === 'PONG';
       });
     }
-    const create = spawnProgram('redis-cli --cluster create', 'redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes']);
+    const create = spawnProgram('redis-cli --cluster create', 'redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
     const code = await new Promise<number | null>((resolve) => create.child.once('exit', (c) => resolve(c)));
     if (code !== 0) throw new Error(`redis-cli --cluster create failed (${code}): ${tail(create.output())}`);
     // Every node says ok and every replica is in sync with its primary.
