@@ -46,10 +46,13 @@ const scenarios: Scenario[] = [
 const byId = (n: number) => scenarios.find((s) => s.id === n)!;
 const wanted = (n: number) => settings.only.length === 0 || settings.only.includes(n);
 
-let cleaned = false;
-async function cleanup(db?: pg.Client) {
-  if (cleaned) return;
-  cleaned = true;
+let cleaning: Promise<void> | null = null;
+/** Once; a second caller (Ctrl-C and the run's own end) waits for the same cleanup instead of exiting before it is done. */
+function cleanup(db?: pg.Client): Promise<void> {
+  return (cleaning ??= removeEverything(db));
+}
+
+async function removeEverything(db?: pg.Client) {
   await stopAll();
   await db?.end().catch(() => undefined);
   const admin = new pg.Client({ connectionString: PG_ADMIN });

@@ -48,6 +48,11 @@ export class Rpc {
       if (msg.ok) p.resolve(msg.result);
       else p.reject(new Error(`${this.name}: ${msg.error}`));
     });
+    // A send to a child that is gone (cleanup stopped it while a scenario was still asking) is an error event: a rejected call, not a crash.
+    child.on('error', (err) => {
+      for (const p of this.pending.values()) p.reject(new Error(`${this.name}: ${err.message}`));
+      this.pending.clear();
+    });
     child.once('exit', (code) => {
       for (const p of this.pending.values()) p.reject(new Error(`${this.name} exited (${code})`));
       this.pending.clear();
@@ -56,6 +61,7 @@ export class Rpc {
 
   call<T>(cmd: string, args: unknown = {}, timeoutMs = 120_000): Promise<T> {
     const id = this.next++;
+    if (!this.child.connected) return Promise.reject(new Error(`${this.name} is gone`));
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
