@@ -214,4 +214,27 @@ describe('web app: conversations keep what belongs to them', function () {
     await page.getByRole('article', { name: /nice :tada: work/ }).getByText('nice 🎉 work').waitFor();
     app.assertClean();
   });
+
+  it("asks for the open conversation's newest page once, before the pages that count other conversations' unread", async () => {
+    const ws = await newWorkspace();
+    const open = await channelWith(ws);
+    const others = [await channelWith(ws), await channelWith(ws)];
+    for (const c of [open, ...others]) await ws.owner.post(`/api/v1/channels/${c.id}/messages`, { content: `hello ${c.name}` });
+    const app = await signedIn(b, stack().url, ws.ownerKey);
+    const page = app.page;
+    const asked: string[] = [];
+    page.on('request', (r) => {
+      const m = /\/api\/v1\/channels\/([^/]+)\/messages\?/.exec(r.url());
+      if (m && r.method() === 'GET') asked.push(m[1]!);
+    });
+    // The other conversations' pages (for their unread counts) follow once it has answered.
+    const othersAsked = page.waitForRequest((r) => others.some((c) => r.url().includes(`/channels/${c.id}/messages?`)));
+    // A reload at the conversation's address (signed in: the browser kept its key).
+    await page.goto(`/c/${open.id}`);
+    await page.getByRole('article', { name: new RegExp(`hello ${open.name}`) }).waitFor();
+    await othersAsked;
+    expect(asked[0], 'the open conversation first').to.equal(open.id);
+    expect(asked.filter((id) => id === open.id).length, 'asked for once').to.equal(1);
+    app.assertClean();
+  });
 });
