@@ -23,7 +23,7 @@ import { CommitListeners } from '../shared/events.js';
 import { busKeys } from '../shared/event-bus.js';
 import { streamFeatures as streamFeaturesOf } from './gateway/stream-level.js';
 import { StreamReader } from '../shared/stream-reader.js';
-import { createRedis, keys } from '../shared/redis.js';
+import { answering, createRedis, keys } from '../shared/redis.js';
 import type { Runtime } from '../shared/runtime.js';
 import { createApp } from './app.js';
 
@@ -155,7 +155,7 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
     // Time-boxed: a dependency that does not answer makes /readyz answer 503
     // within READY_TIMEOUT_MS instead of hanging with it.
     async ready() {
-      if (redis.status !== 'ready') return false; // commands would wait in ioredis's offline queue
+      if (!answering(redis)) return false; // commands would wait in ioredis's offline queue, or out their bound
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS)));
       const checks = Promise.all([db.raw('SELECT 1'), redis.ping()]).then(

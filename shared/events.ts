@@ -5,7 +5,7 @@
 import { commitDeadline, type Db, type Knex } from './db/knex.js';
 import { serviceUnavailable } from './errors.js';
 import { LIVE_MAXLEN, liveKeyOf, type BusKeys } from './event-bus.js';
-import type { RedisClient } from './redis.js';
+import { answering, type RedisClient } from './redis.js';
 
 export const EVENT_TYPES = [
   'message.created',
@@ -157,6 +157,6 @@ export const ACCESS_STREAM_MAXLEN = 10_000;
  * of waiting in ioredis's offline queue: nothing keeps it.
  */
 export async function publishEphemeral(redis: RedisClient, bus: BusKeys, event: AxidEvent): Promise<void> {
-  if (redis.status !== 'ready') throw serviceUnavailable();
+  if (!answering(redis)) throw serviceUnavailable();
   await redis.xadd(liveKeyOf(bus, event.to), 'MAXLEN', '~', LIVE_MAXLEN, '*', 'e', JSON.stringify(event));
 }

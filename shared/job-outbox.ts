@@ -10,6 +10,7 @@
 // Kept apart from the event relay (relay/outbox-relay.ts): events need one order
 // and one elected relay, jobs neither.
 import { enqueueRecorded, type JobName, type JobPayloads } from './jobs.js';
+import { answering } from './redis.js';
 import type { Runtime } from './runtime.js';
 import { SerialRun } from './serial-run.js';
 
@@ -50,7 +51,7 @@ export class JobOutboxPublisher {
   private async drain(): Promise<void> {
     for (;;) {
       // Not while Redis is away: the enqueue would wait in ioredis's offline queue.
-      if (this.stopped || this.rt.redis.status !== 'ready') return;
+      if (this.stopped || !answering(this.rt.redis)) return;
       const published = await this.rt.db.transaction(async (trx) => {
         const rows: { id: number; name: JobName; payload: JobPayloads[JobName] }[] = await trx('job_outbox')
           .select('id', 'name', 'payload')

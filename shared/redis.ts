@@ -1,4 +1,4 @@
-import { Cluster, Redis as RedisNode } from 'ioredis';
+import { Cluster, Redis as RedisNode, type Command } from 'ioredis';
 
 /** A connection to one Redis node or to a Redis Cluster (REDIS_CLUSTER_NODES). */
 export type Redis = RedisNode | Cluster;
@@ -55,6 +55,12 @@ export const isCluster = (redis: Redis): redis is Cluster => redis instanceof Cl
  * connection that blocks (XREAD BLOCK, BullMQ's worker).
  */
 export function createRedis(url: string, name: string, o: { autoPipelining?: boolean; commandTimeoutMs?: number } = {}): Redis {
+  const redis = connect(url, name, o);
+  if (o.commandTimeoutMs) watchSilence(redis);
+  return redis;
+}
+
+function connect(url: string, name: string, o: { autoPipelining?: boolean; commandTimeoutMs?: number }): Redis {
   const options = {
     ...(o.commandTimeoutMs ? { commandTimeout: o.commandTimeoutMs } : {}),
     connectionName: name,
@@ -91,6 +97,45 @@ export function createRedis(url: string, name: string, o: { autoPipelining?: boo
 
 /** ioredis's message when commandTimeout fires (it has no code). */
 export const COMMAND_TIMEOUT_MESSAGE = 'Command timed out';
+
+/** Connections that stopped answering: a command waited out its bound, and no PING has answered since. */
+const silent = new WeakSet<Redis>();
+const PROBE_MS = 500;
+
+/**
+ * Whether a connection answers. A paused Redis keeps its socket open and its
+ * status 'ready', so every command on a request's path waited out its own
+ * bound (2 to 6 s a request under `npm run chaos`). Once one command of a
+ * bounded connection has timed out, the connection counts as away until a
+ * PING answers (tried every PROBE_MS), and request paths skip it as they do a
+ * connection that is not ready: rate limits count in memory, typing answers
+ * 503, reads go to the primary.
+ */
+export const answering = (redis: Redis) => redis.status === 'ready' && !silent.has(redis);
+
+function watchSilence(redis: Redis) {
+  const send = redis.sendCommand.bind(redis) as (command: Command, ...rest: unknown[]) => unknown;
+  (redis as { sendCommand: unknown }).sendCommand = (command: Command, ...rest: unknown[]) => {
+    const sent = send(command, ...rest);
+    command.promise.catch((err: Error) => {
+      if (err?.message === COMMAND_TIMEOUT_MESSAGE) fallSilent(redis);
+    });
+    return sent;
+  };
+}
+
+function fallSilent(redis: Redis) {
+  if (silent.has(redis)) return;
+  silent.add(redis);
+  const probe = () => {
+    if (redis.status === 'end') return;
+    redis.ping().then(
+      () => silent.delete(redis),
+      () => setTimeout(probe, PROBE_MS).unref(),
+    );
+  };
+  probe();
+}
 
 export const keys = (prefix: string) => ({
   events: `${prefix}events`,

@@ -21,7 +21,7 @@ import type { Knex } from 'knex';
 import { AppError, isDependencyUnavailable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { Redis } from '../redis.js';
+import { answering, type Redis } from '../redis.js';
 import { createDb, type DbBounds } from './knex.js';
 
 /** Whose writes a read must see: an authenticated caller, or nobody (null). */
@@ -177,6 +177,7 @@ export class ReadRouting {
     try {
       const { rows } = await this.o.primary.raw<{ rows: { lsn: string }[] }>('SELECT pg_current_wal_insert_lsn()::text AS lsn');
       const lsn = parseLsn(rows[0]!.lsn)!;
+      if (!answering(this.o.redis)) throw new Error('redis does not answer');
       await within(ANSWER_MS, this.o.redis.eval(RAISE_POSITION, 1, this.positionKey(who), lsnKeyText(lsn), String(this.ttlMs)));
     } catch (err) {
       // Without the position no replica may answer this key: this process reads
@@ -208,7 +209,7 @@ export class ReadRouting {
     let needs = 0n;
     if (who) {
       try {
-        if (this.o.redis.status !== 'ready') throw new Error('redis is not connected');
+        if (!answering(this.o.redis)) throw new Error('redis does not answer');
         const stored = await within(ANSWER_MS, this.o.redis.get(this.positionKey(who)));
         if (stored) needs = BigInt(`0x${stored}`);
       } catch {

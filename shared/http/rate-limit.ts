@@ -7,8 +7,9 @@
 // X-RateLimit-Remaining falls by one per request whichever replica answers.
 // A key that used up its window is blocked in this process's memory until the
 // window ends (inMemoryBlockOnConsumed): its further requests never reach Redis.
-// While Redis is away (the connection is not ready), each process counts in
-// memory (the insurance limiter) instead of waiting in ioredis's offline queue.
+// While Redis is away (the connection is not ready, or does not answer:
+// shared/redis.ts `answering`), each process counts in memory (the insurance
+// limiter) instead of waiting in ioredis's offline queue or a command's bound.
 //
 // Who a request counts against: its API key once the key is verified, the
 // webhook it posts to if that hook takes posts, or else the client address. A
@@ -16,10 +17,10 @@
 // counts against the address, so rotating made-up tokens or hook ids neither
 // escapes the limit nor leaves a Redis key each.
 import type { Next } from 'koa';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { authenticate, bearerToken, cachedActor } from '../auth.js';
 import { AppError } from '../errors.js';
-import { keys, type Redis } from '../redis.js';
+import { answering, keys, type Redis } from '../redis.js';
 import type { Runtime } from '../runtime.js';
 import type { AppContext } from './context.js';
 
@@ -31,7 +32,8 @@ export interface LimiterOptions {
   duration: number;
 }
 
-export function createLimiter(o: LimiterOptions): RateLimiterRedis {
+/** `inMemory`: the insurance limiter, counting while Redis is away (given when the caller uses it directly too). */
+export function createLimiter(o: LimiterOptions, inMemory = new RateLimiterMemory({ keyPrefix: o.keyPrefix, points: o.points, duration: o.duration })): RateLimiterRedis {
   return new RateLimiterRedis({
     storeClient: o.redis,
     keyPrefix: o.keyPrefix,
@@ -39,7 +41,7 @@ export function createLimiter(o: LimiterOptions): RateLimiterRedis {
     duration: o.duration,
     inMemoryBlockOnConsumed: o.points,
     rejectIfRedisNotReady: true,
-    insuranceLimiter: new RateLimiterMemory({ keyPrefix: o.keyPrefix, points: o.points, duration: o.duration }),
+    insuranceLimiter: inMemory,
   });
 }
 
@@ -51,7 +53,7 @@ export interface Verdict {
 }
 
 /** Counts one request against key. */
-export async function consume(limiter: RateLimiterRedis, key: string): Promise<Verdict> {
+export async function consume(limiter: RateLimiterAbstract, key: string): Promise<Verdict> {
   const now = Date.now();
   try {
     const res = await limiter.consume(key);
@@ -91,10 +93,13 @@ export async function rateLimitKey(ctx: AppContext, hookTakesPosts?: HookCheck):
 /** The middleware: counts every request but the ops endpoints (mounted before it). */
 export function rateLimit(rt: Runtime, hookTakesPosts?: HookCheck) {
   const { points, duration } = rt.config.rateLimit;
-  const limiter = createLimiter({ redis: rt.redis, keyPrefix: keys(rt.config.redisKeyPrefix).rateLimit, points, duration });
+  const keyPrefix = keys(rt.config.redisKeyPrefix).rateLimit;
+  // While Redis does not answer (paused: the connection stays ready), straight to memory.
+  const inMemory = new RateLimiterMemory({ keyPrefix, points, duration });
+  const limiter = createLimiter({ redis: rt.redis, keyPrefix, points, duration }, inMemory);
 
   return async function rateLimitMiddleware(ctx: AppContext, next: Next): Promise<void> {
-    const verdict = await consume(limiter, await rateLimitKey(ctx, hookTakesPosts));
+    const verdict = await consume(answering(rt.redis) ? limiter : inMemory, await rateLimitKey(ctx, hookTakesPosts));
     const headers = {
       'X-RateLimit-Limit': String(points),
       'X-RateLimit-Remaining': String(verdict.remaining),

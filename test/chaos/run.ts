@@ -264,6 +264,8 @@ async function kill(p: RunningProcess, signal: NodeJS.Signals) {
 
 async function request(url: string, method: string, pathname: string, key: string | null, body?: unknown) {
   const started = Date.now();
+  // Counted in the phase it was sent in, as the table counts it.
+  const p = phases[phase];
   try {
     const res = await fetch(`${url}${pathname}`, {
       method,
@@ -273,7 +275,6 @@ async function request(url: string, method: string, pathname: string, key: strin
     });
     const text = await res.text();
     const ms = Date.now() - started;
-    const p = phases[phase];
     if (p && res.status === 503) {
       p.slowest503Ms = Math.max(p.slowest503Ms, ms);
       if (!res.headers.get('retry-after')) p.noRetryAfter++;

@@ -6,6 +6,7 @@
 // dependency"). Private servers only, paused and resumed here.
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
+import { Redis as RedisNode } from 'ioredis';
 import pg from 'pg';
 import { startStack, type Stack } from '../../services/stack.js';
 import { createLogger } from '../../shared/logger.js';
@@ -146,6 +147,11 @@ describe('requests while Redis is paused (SIGSTOP)', function () {
     const ws = await newWorkspace(s);
     const channel = expectOk(await ws.owner.post('/api/v1/channels', { name: uniqueName('hung') }), 201).data;
     const anon = new Client(s.url);
+    // The owner's rate-limit count, as Redis holds it (rate-limiter-flexible: `<prefix>rl:key:<key id>`).
+    const direct = new RedisNode(redis.url);
+    const [countKey] = await direct.keys(`${env.config.redisKeyPrefix}rl:key:*`);
+    const countInRedis = async () => Number(await direct.get(countKey!));
+    const before = await countInRedis();
 
     redis.pause();
     const post = await timed(ws.owner.post(`/api/v1/channels/${channel.id}/messages`, { content: 'while redis sleeps' }));
@@ -164,6 +170,15 @@ describe('requests while Redis is paused (SIGSTOP)', function () {
 
     redis.resume();
     await waitFor(async () => (await anon.get('/readyz')).status === 200, '/readyz to say ready again', 30_000);
+    // What was sent to the paused server ran when it woke: the first request's
+    // count only. Once a command had waited out its bound, the requests after
+    // it skipped Redis (counted in memory, typing refused at once) instead of
+    // each waiting a bound of its own (shared/redis.ts `answering`).
+    try {
+      expect((await countInRedis()) - before, 'requests counted in Redis while it did not answer').to.equal(1);
+    } finally {
+      direct.disconnect();
+    }
     expect((await ws.owner.post(`/api/v1/channels/${channel.id}/typing`, {})).status).to.equal(204);
   });
 });
