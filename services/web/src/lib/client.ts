@@ -281,6 +281,8 @@ export class AxidClient {
 
   async open(conversationId: string) {
     const threadShown = this.openThread !== null;
+    // What went wrong opening a message belongs to that address (a jump there sets it again).
+    this.jumpProblem = null;
     this.openConversation = conversationId;
     this.openThread = null;
     // Views route by address, not by openConversation: only a closing thread panel needs a render.

@@ -82,16 +82,16 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
   };
   const makeRow = (row: Row): VNode =>
     row.kind === 'day' ? (
-            <div key={row.key} class="day" role="separator" aria-label={row.label}>
-              <span>{row.label}</span>
-            </div>
-          ) : row.kind === 'unread' ? (
-            <div key={row.key} class="unread-line" role="separator" aria-label="New messages">
-              <span>New messages</span>
-            </div>
-          ) : (
-            <MessageItem key={row.key} message={row.message} grouped={row.grouped} inThread={inThread} />
-          );
+      <div key={row.key} class="day" role="separator" aria-label={row.label}>
+        <span>{row.label}</span>
+      </div>
+    ) : row.kind === 'unread' ? (
+      <div key={row.key} class="unread-line" role="separator" aria-label="New messages">
+        <span>New messages</span>
+      </div>
+    ) : (
+      <MessageItem key={row.key} message={row.message} grouped={row.grouped} inThread={inThread} />
+    );
 
   const onScroll = (offset: number) => {
     const h = list.current;
