@@ -439,7 +439,7 @@ async function main() {
             p.slowest503Ms = Math.max(p.slowest503Ms, upMs);
             if (!up.retryAfter) p.noRetryAfter++;
           }
-          if (upMs > 2_000 || up.status >= 500) notable.push(`${p.name}: POST /api/v1/files ${up.status} in ${(upMs / 1000).toFixed(1)} s ${up.json?.error?.code ?? ''}`);
+          if (upMs > 2_000 || (up.status >= 500 && up.status !== 503)) notable.push(`${p.name}: POST /api/v1/files ${up.status} in ${(upMs / 1000).toFixed(1)} s ${up.json?.error?.code ?? ''}`);
           if (up.status === 201) {
             p.jobs++;
             jobs.push({ kind: 'file', key: up.json!.data!.id, phase, acceptedAt: Date.now() });
