@@ -171,11 +171,12 @@ describe('requests while Redis is paused (SIGSTOP)', function () {
     redis.resume();
     await waitFor(async () => (await anon.get('/readyz')).status === 200, '/readyz to say ready again', 30_000);
     // What was sent to the paused server ran when it woke: the first request's
-    // count only. Once a command had waited out its bound, the requests after
-    // it skipped Redis (counted in memory, typing refused at once) instead of
-    // each waiting a bound of its own (shared/redis.ts `answering`).
+    // count at most (none if a command of the stack's own timed out first).
+    // Once a command had waited out its bound, the requests after it skipped
+    // Redis (counted in memory, typing refused at once) instead of each
+    // waiting a bound of its own (shared/redis.ts `answering`).
     try {
-      expect((await countInRedis()) - before, 'requests counted in Redis while it did not answer').to.equal(1);
+      expect((await countInRedis()) - before, 'requests counted in Redis while it did not answer').to.be.at.most(1);
     } finally {
       direct.disconnect();
     }
