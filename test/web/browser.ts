@@ -44,6 +44,30 @@ export async function launchBrowser(): Promise<TestBrowser> {
   };
 }
 
+/**
+ * The browser of a describe block: launched before its tests, closed after
+ * them, and after each test its pages closed (screenshots kept on failure:
+ * afterEachTest). Call it at the top of the block; the object stands for the
+ * browser once the block runs.
+ */
+export function suiteBrowser(): TestBrowser {
+  let launched: TestBrowser | undefined;
+  before(async () => {
+    launched = await launchBrowser();
+  });
+  afterEach(async function () {
+    await afterEachTest(this);
+  });
+  after(async () => launched?.close());
+  return {
+    get browser() {
+      if (!launched) throw new Error('suiteBrowser(): the browser starts in the describe block\'s before hook');
+      return launched.browser;
+    },
+    close: async () => launched?.close(),
+  };
+}
+
 export interface AppPage {
   context: BrowserContext;
   page: Page;

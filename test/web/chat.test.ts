@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { uploadFile } from '../support/files.js';
 import { newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
-import { afterEachTest, launchBrowser, openApp, screenshot, signedIn, type TestBrowser } from './browser.js';
+import { openApp, screenshot, signedIn, suiteBrowser } from './browser.js';
 
 async function expectFocused(locator: ReturnType<Page['locator']>) {
   await locator.waitFor();
@@ -22,12 +22,7 @@ async function channelWith(ws: TestWorkspace, body: Record<string, unknown>, mem
 
 describe('web app: chat in the browser', function () {
   this.timeout(90_000);
-  let b: TestBrowser;
-  before(async () => (b = await launchBrowser()));
-  afterEach(async function () {
-    await afterEachTest(this);
-  });
-  after(async () => b?.close());
+  const b = suiteBrowser();
 
   it('lets two people chat live: channel, members, typing, messages, reactions, threads, edits, deletes, files', async () => {
     const ws = await newWorkspace();

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import type { Locator, Page } from 'playwright-core';
 import { newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
-import { afterEachTest, launchBrowser, screenshot, signedIn, type TestBrowser } from './browser.js';
+import { screenshot, signedIn, suiteBrowser } from './browser.js';
 
 async function channelWith(ws: TestWorkspace, members: string[] = [], body: Record<string, unknown> = {}) {
   const res = await ws.owner.post('/api/v1/channels', { name: uniqueName('ch'), ...body });
@@ -29,12 +29,7 @@ async function expectTrapped(page: Page, dialog: Locator) {
 
 describe('web app: conversations keep what belongs to them', function () {
   this.timeout(90_000);
-  let b: TestBrowser;
-  before(async () => (b = await launchBrowser()));
-  afterEach(async function () {
-    await afterEachTest(this);
-  });
-  after(async () => b?.close());
+  const b = suiteBrowser();
 
   it('keeps each draft in its own conversation across a switch and a reload', async () => {
     const ws = await newWorkspace();

@@ -9,7 +9,7 @@ import type { Locator, Page } from 'playwright-core';
 import type { Stack } from '../../services/stack.js';
 import type { Client } from '../support/client.js';
 import { level3Stack, newWorkspace, stack, uniqueName } from '../support/stack.js';
-import { afterEachTest, launchBrowser, openTab, screenshot, signedIn, type TestBrowser } from './browser.js';
+import { openTab, screenshot, signedIn, suiteBrowser } from './browser.js';
 
 /** More than the app's newest page (50) and than one page of the jump (200): the target needs several pages back. */
 const FILLERS = 320;
@@ -49,12 +49,7 @@ async function expectLanded(page: Page, scope: Locator, text: RegExp) {
 
 describe('web app: permalinks and jumping to a message', function () {
   this.timeout(120_000);
-  let b: TestBrowser;
-  before(async () => (b = await launchBrowser()));
-  afterEach(async function () {
-    await afterEachTest(this);
-  });
-  after(async () => b?.close());
+  const b = suiteBrowser();
 
   it('copies a link to a message and to a thread reply; opened in a fresh tab after hundreds of newer messages, each lands on its message, highlighted', async () => {
     const s = stack();

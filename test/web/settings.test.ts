@@ -4,16 +4,11 @@
 import { expect } from 'chai';
 import { Client } from '../support/client.js';
 import { newWorkspace, stack, uniqueName } from '../support/stack.js';
-import { afterEachTest, launchBrowser, screenshot, signedIn, type TestBrowser } from './browser.js';
+import { screenshot, signedIn, suiteBrowser } from './browser.js';
 
 describe('web app: workspace settings in the browser', function () {
   this.timeout(90_000);
-  let b: TestBrowser;
-  before(async () => (b = await launchBrowser()));
-  afterEach(async function () {
-    await afterEachTest(this);
-  });
-  after(async () => b?.close());
+  const b = suiteBrowser();
 
   it('creates a key shown once and revokes it (the old key then gets 401); creates an agent', async () => {
     const ws = await newWorkspace();

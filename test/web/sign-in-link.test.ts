@@ -7,18 +7,13 @@ import { expect } from 'chai';
 import { Client } from '../support/client.js';
 import { expectOk } from '../support/expect.js';
 import { newWorkspace, stack } from '../support/stack.js';
-import { afterEachTest, launchBrowser, openApp, screenshot, type TestBrowser } from './browser.js';
+import { openApp, screenshot, suiteBrowser } from './browser.js';
 
 const browserKeyOf = (page: import('playwright-core').Page) => page.evaluate(() => JSON.parse(localStorage.getItem('axid.session') ?? 'null')?.key as string);
 
 describe('web app: the sign-in link at level 2', function () {
   this.timeout(90_000);
-  let b: TestBrowser;
-  before(async () => (b = await launchBrowser()));
-  afterEach(async function () {
-    await afterEachTest(this);
-  });
-  after(async () => b?.close());
+  const b = suiteBrowser();
 
   it("signs in once: the link's key is revoked once the app has its own, and the link opened again says it was used", async () => {
     const ws = await newWorkspace();
