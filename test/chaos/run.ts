@@ -21,6 +21,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Redis } from 'ioredis';
 import { freePort } from '../../shared/embedded.js';
 import { busKeys, channelShard } from '../../shared/event-bus.js';
@@ -193,6 +194,13 @@ const newPhase = (name: string) => {
 
 // ---------- the stream reader (reconnects when a stream ends) ----------
 
+/** Hands each frame of an SSE answer to `onFrame` (eventsource-parser, the `eventsource` package's own parser). */
+function readFrames(res: http.IncomingMessage, onFrame: (frame: EventSourceMessage) => void) {
+  const parser = createParser({ onEvent: onFrame });
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => parser.feed(chunk));
+}
+
 function openStream(url: string, key: string): Promise<Connection | null> {
   return new Promise((resolve) => {
     const req = http.get(`${url}/api/v1/stream`, { headers: { authorization: `Bearer ${key}` }, agent: false }, (res) => {
@@ -201,24 +209,14 @@ function openStream(url: string, key: string): Promise<Connection | null> {
         return resolve(null);
       }
       const conn: Connection = { openedAt: 0, delivered: new Map() };
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let i: number;
-        while ((i = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, i);
-          buffer = buffer.slice(i + 2);
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event === 'init') {
-            conn.openedAt = Date.now();
-            connections.push(conn);
-            resolve(conn);
-          } else if (event === 'message.created' && data) {
-            const id = (JSON.parse(data) as { message: { id: string } }).message.id;
-            conn.delivered.set(id, (conn.delivered.get(id) ?? 0) + 1);
-          }
+      readFrames(res, ({ event, data }) => {
+        if (event === 'init') {
+          conn.openedAt = Date.now();
+          connections.push(conn);
+          resolve(conn);
+        } else if (event === 'message.created') {
+          const id = (JSON.parse(data) as { message: { id: string } }).message.id;
+          conn.delivered.set(id, (conn.delivered.get(id) ?? 0) + 1);
         }
       });
       const end = () => {
@@ -645,30 +643,19 @@ class ResumingStream {
           res.resume();
           return done();
         }
-        let buffer = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buffer += chunk;
-          let i: number;
-          while ((i = buffer.indexOf('\n\n')) >= 0) {
-            const block = buffer.slice(0, i);
-            buffer = buffer.slice(i + 2);
-            const event = /^event: (.*)$/m.exec(block)?.[1];
-            const data = /^data: (.*)$/m.exec(block)?.[1];
-            const id = /^id: (.*)$/m.exec(block)?.[1];
-            if (event === 'init' && data) {
-              if (this.lastId) {
-                this.resumes++;
-                if (!(JSON.parse(data) as { resumed?: boolean }).resumed) this.refused++;
-              }
-              opened();
-            } else if (event === 'message.created' && data) {
-              const m = (JSON.parse(data) as { message: { id: string } }).message.id;
-              this.delivered.set(m, (this.delivered.get(m) ?? 0) + 1);
-              if (!this.arrivedAt.has(m)) this.arrivedAt.set(m, Date.now());
+        readFrames(res, ({ event, data, id }) => {
+          if (event === 'init') {
+            if (this.lastId) {
+              this.resumes++;
+              if (!(JSON.parse(data) as { resumed?: boolean }).resumed) this.refused++;
             }
-            if (id) this.lastId = id;
+            opened();
+          } else if (event === 'message.created') {
+            const m = (JSON.parse(data) as { message: { id: string } }).message.id;
+            this.delivered.set(m, (this.delivered.get(m) ?? 0) + 1);
+            if (!this.arrivedAt.has(m)) this.arrivedAt.set(m, Date.now());
           }
+          if (id) this.lastId = id;
         });
         res.on('close', () => done());
         res.on('error', () => done());
