@@ -69,12 +69,15 @@ async function removeEverything(db?: pg.Client) {
   const redis = new Redis(REDIS_URL, { lazyConnect: true });
   try {
     await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (found.length) await redis.del(...found);
-    } while (cursor !== '0');
+    // The event bus's keys start with a hash tag: `{<prefix>bus:<n>}` (shared/event-bus.ts).
+    for (const pattern of [`${prefix}*`, `{${prefix}*`]) {
+      let cursor = '0';
+      do {
+        const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (found.length) await redis.del(...found);
+      } while (cursor !== '0');
+    }
   } catch (err) {
     log(`could not delete the Redis keys ${prefix}*: ${(err as Error).message}`);
   } finally {
