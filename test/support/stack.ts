@@ -93,12 +93,15 @@ export async function dropDatabase(name: string) {
 export async function deleteRedisKeys(prefix: string) {
   const redis = new Redis(REDIS_URL);
   try {
-    let cursor = '0';
-    do {
-      const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (found.length) await redis.del(...found);
-    } while (cursor !== '0');
+    // The event bus's keys begin with a hash tag: `{<prefix>bus:<n>}` (shared/event-bus.ts).
+    for (const pattern of [`${prefix}*`, `{${prefix}*`]) {
+      let cursor = '0';
+      do {
+        const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (found.length) await redis.del(...found);
+      } while (cursor !== '0');
+    }
   } finally {
     redis.disconnect();
   }
