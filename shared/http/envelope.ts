@@ -23,12 +23,21 @@ export interface JsonPage {
   /** The sequence number of the page's last item; null for an empty page. */
   lastSeq: number | null;
   hasMore: boolean;
+  /**
+   * Where pages go both ways (level-3 history): the sequence number of the
+   * page's first (newest) item and whether there are newer ones than it,
+   * which give `prev_cursor`. Left out, the envelope has no prev_cursor.
+   */
+  firstSeq?: number | null;
+  hasNewer?: boolean;
 }
 
 /** The list envelope around a JsonPage, with the same cursor pageOf gives. */
 export const listJson = (page: JsonPage) => {
   const nextCursor = page.hasMore && page.lastSeq !== null ? encodeCursor(page.lastSeq) : null;
-  return new JsonText(`{"data":${page.data},"pagination":${JSON.stringify(pagination(nextCursor))}}`);
+  const paging: Record<string, unknown> = pagination(nextCursor);
+  if (page.hasNewer !== undefined) paging.prev_cursor = page.hasNewer && page.firstSeq != null ? encodeCursor(page.firstSeq) : null;
+  return new JsonText(`{"data":${page.data},"pagination":${JSON.stringify(paging)}}`);
 };
 
 /** Query schema of every list endpoint (cursor and limit: README.md, "The API in brief"). */
@@ -41,11 +50,11 @@ export type PageQuery = z.infer<typeof PageQuery>;
 // Cursors are opaque to clients: base64url of the last row's sequence number.
 export const encodeCursor = (seq: number) => Buffer.from(`s${seq}`).toString('base64url');
 
-export function decodeCursor(cursor: string | undefined): number | undefined {
+export function decodeCursor(cursor: string | undefined, field = 'cursor'): number | undefined {
   if (cursor === undefined) return undefined;
   const raw = Buffer.from(cursor, 'base64url').toString();
   const match = /^s(\d{1,18})$/.exec(raw);
-  if (!match) throw invalid('cursor: is not a cursor this endpoint returned');
+  if (!match) throw invalid(`${field}: is not a cursor this endpoint returned`);
   return Number(match[1]);
 }
 

@@ -5,6 +5,7 @@
 // `components.schemas`, so the document says exactly what presenters produce.
 import { z } from 'zod';
 import { ERROR_STATUS } from '../errors.js';
+import { fromLevel } from '../feature-level.js';
 
 /** Every named response schema, by the name it has in `components.schemas`. */
 export const namedSchemas = new Map<string, z.ZodType>();
@@ -31,6 +32,14 @@ export const Pagination = named(
   z.strictObject({
     next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null when there is no more'),
     has_more: z.boolean(),
+    prev_cursor: fromLevel(
+      { since: 3 },
+      z
+        .string()
+        .nullable()
+        .optional()
+        .describe('Message history lists only: pass as `after` for the page of messages newer than this one; null when there are none newer (feature level 3)'),
+    ),
   }),
 );
 

@@ -70,6 +70,24 @@ describe('indexes of the hot paths', () => {
     expect(plan).to.match(/messages_thread_seq/);
   });
 
+  it('serves level-3 pages around a message and newer than a cursor on the same indexes', async () => {
+    const pages = messages.messageSqlAt(3).bothWays!;
+    const { id: middle, seq } = await stack().rt.db('messages').where({ channel_id: channelId }).whereNull('thread_id').orderBy('seq').offset(120).first('id', 'seq');
+    const reply = (await stack().rt.db('messages').where({ thread_id: rootId }).orderBy('seq').offset(250).first('id')).id;
+    const cases: [string, { text: string }, unknown[], string][] = [
+      ['channel around', pages.channel.around, [channelId, middle, 50, 24], 'messages_channel_seq'],
+      ['channel newer', pages.channel.newer, [channelId, String(seq), 50], 'messages_channel_seq'],
+      ['channel older', pages.channel.older, [channelId, String(seq), 50], 'messages_channel_seq'],
+      ['thread around', pages.thread.around, [rootId, reply, 50, 24], 'messages_thread_seq'],
+      ['thread newer', pages.thread.newer, [rootId, String(seq), 50], 'messages_thread_seq'],
+    ];
+    for (const [what, statement, values, index] of cases) {
+      const plan = await explainGeneric(statement, values);
+      expect(plan, `${what}\n${plan}`).not.to.match(/Seq Scan on messages/);
+      expect(plan, what).to.match(new RegExp(index));
+    }
+  });
+
   it('has an index for the DM list (the table is too small here for the planner to prefer it unforced)', async () => {
     const db = stack().rt.db;
     await db.transaction(async (trx) => {

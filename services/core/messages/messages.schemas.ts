@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fromLevel } from '../../../shared/feature-level.js';
+import { fromLevel, type LevelSpan } from '../../../shared/feature-level.js';
 import { PageQuery } from '../../../shared/http/envelope.js';
 import { jsonDepth } from '../../../shared/http/input.js';
 import { isUuid } from '../../../shared/ids.js';
@@ -67,8 +67,21 @@ export const UpdateMessageBody = z.strictObject({
 });
 export type UpdateMessageInput = z.infer<typeof UpdateMessageBody>;
 
+/** History pages that go both ways: `around`, `after` and `prev_cursor` (docs/decisions.md, "Messages"). */
+export const BOTH_WAYS: LevelSpan = { since: 3 };
+
 export const ListMessagesQuery = PageQuery.extend({
   thread_id: MessageId('a root message id').optional(),
+  around: fromLevel(
+    BOTH_WAYS,
+    MessageId('a message id')
+      .optional()
+      .describe('A page holding this message (of the list: top-level, or a reply of thread_id), about half the limit older and the rest newer; not with cursor or after (feature level 3)'),
+  ),
+  after: fromLevel(
+    BOTH_WAYS,
+    z.string().min(1).max(200).optional().describe('A `prev_cursor`: the page of messages newer than it, still newest first (feature level 3)'),
+  ),
 });
 export type ListMessagesInput = z.infer<typeof ListMessagesQuery>;
 

@@ -152,13 +152,36 @@ async function present(rt: Runtime, rows: MessageRow[]) {
 
 export async function listMessages(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, q: ListMessagesInput) {
   const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
-  const before = decodeCursor(q.cursor);
+  const from = pageFrom(q);
+  const bothWays = rt.presenters.messageSql.bothWays;
   // Who may read is decided on the primary (and cached); the page may come from a replica.
   const page = await rt.reads.read(actor, async (db) => {
     if (q.thread_id && !(await store.isRootOf(db, channel.id, q.thread_id))) throw badThread();
-    return store.listMessages(db, rt.presenters.messageSql, { channelId: channel.id, threadId: q.thread_id, before, limit: q.limit });
+    const list = { channelId: channel.id, threadId: q.thread_id, limit: q.limit };
+    const before = 'before' in from ? from.before : undefined;
+    if (!bothWays) return store.listMessages(db, rt.presenters.messageSql, { ...list, before });
+    // The newest page has nothing newer: the level-2 statement serves it.
+    if ('before' in from && before === undefined) {
+      return { ...(await store.listMessages(db, rt.presenters.messageSql, list)), firstSeq: null, hasNewer: false };
+    }
+    const found = await store.listMessagesBothWays(db, bothWays, { ...list, from });
+    if (!found) throw notFound('Message');
+    return found;
   });
   return listJson(page);
+}
+
+/** Where the page starts; `around` takes neither cursor (level 3: the route table knows the fields only there). */
+function pageFrom(q: ListMessagesInput): store.PageFrom {
+  if (q.around !== undefined) {
+    if (q.cursor !== undefined || q.after !== undefined) throw invalid('around: is not taken with cursor or after');
+    return { around: q.around };
+  }
+  if (q.after !== undefined) {
+    if (q.cursor !== undefined) throw invalid('after: is not taken with cursor');
+    return { after: decodeCursor(q.after, 'after')! };
+  }
+  return { before: decodeCursor(q.cursor) };
 }
 
 async function requireMessage(rt: Runtime, channelId: string, messageId: string) {

@@ -1,6 +1,7 @@
 import { commitDeadline, runPrepared, type Db, type Knex, type PreparedStatement } from '../../../shared/db/knex.js';
 import type { JsonPage } from '../../../shared/http/envelope.js';
-import type { FeatureLevel } from '../../../shared/feature-level.js';
+import { existsAt, type FeatureLevel } from '../../../shared/feature-level.js';
+import { BOTH_WAYS } from './messages.schemas.js';
 import { inReadWindow, type EventSource } from '../../../shared/relay/outbox-table.js';
 import { messageFieldsAt, type MessageField, type MessageRow, type ReactionSummary } from './messages.presenter.js';
 
@@ -216,6 +217,66 @@ const pageStatement = (name: string, where: string, level: FeatureLevel): Prepar
                   ORDER BY m.seq DESC LIMIT $3::int + 1) p`,
 });
 
+// Level 3: pages that go both ways (docs/decisions.md, "Messages"). Each
+// first picks its range of seq (lo..hi) on the index alone, with whether
+// there are messages older and newer than it, then renders the range newest
+// first: `around` a message, `after` a cursor (newer), and `cursor` (older,
+// as the level-2 statement, with whether there are newer ones for
+// prev_cursor). Rows: data, last_seq (lo), first_seq (hi), has_more (older),
+// has_newer, found (false: `around` names no message of the list). "Is there
+// one beyond" is the nearest seq in index order, not EXISTS: with EXISTS the
+// planner took a sequential scan, expecting an early match.
+const rangePage = (name: string, where: string, level: FeatureLevel, pick: string): PreparedStatement => ({
+  name: `${name}_${level}`,
+  text: `WITH ${pick}
+         SELECT (SELECT ${jsonArray('x.message', 'x.seq DESC')}
+                   FROM (SELECT m.seq, ${messageJson(level)} AS message
+                           FROM messages m WHERE ${where} AND m.seq BETWEEN b.lo AND b.hi) x) AS data,
+                b.lo AS last_seq, b.hi AS first_seq, b.has_older AS has_more, b.has_newer, b.found
+           FROM b`,
+});
+
+/** $2: messages older than this seq; $3: the limit. */
+const olderPick = (where: string) => `s AS (SELECT m.seq, row_number() OVER (ORDER BY m.seq DESC) AS n FROM messages m
+                        WHERE ${where} AND m.seq < $2::bigint ORDER BY m.seq DESC LIMIT $3::int + 1),
+       r AS (SELECT min(seq) FILTER (WHERE n <= $3) AS lo, max(seq) AS hi, count(*) > $3 AS has_older FROM s),
+       b AS (SELECT r.lo, r.hi, r.has_older, true AS found,
+                    (SELECT m.seq FROM messages m WHERE ${where} AND m.seq > r.hi ORDER BY m.seq LIMIT 1) IS NOT NULL AS has_newer FROM r)`;
+
+/** $2: messages newer than this seq; $3: the limit. */
+const newerPick = (where: string) => `s AS (SELECT m.seq, row_number() OVER (ORDER BY m.seq) AS n FROM messages m
+                        WHERE ${where} AND m.seq > $2::bigint ORDER BY m.seq LIMIT $3::int + 1),
+       r AS (SELECT min(seq) AS lo, max(seq) FILTER (WHERE n <= $3) AS hi, count(*) > $3 AS has_newer FROM s),
+       b AS (SELECT r.lo, r.hi, r.has_newer, true AS found,
+                    (SELECT m.seq FROM messages m WHERE ${where} AND m.seq < r.lo ORDER BY m.seq DESC LIMIT 1) IS NOT NULL AS has_older FROM r)`;
+
+/**
+ * $2: the target message's id; $3: the limit; $4: how many newer messages
+ * are wanted (the rest of the limit is the target and older ones). A side
+ * with fewer than its share leaves the rest to the other side.
+ */
+const aroundPick = (where: string) => `t AS (SELECT m.seq FROM messages m WHERE ${where} AND m.id = $2::uuid),
+       o AS (SELECT m.seq FROM messages m, t WHERE ${where} AND m.seq <= t.seq ORDER BY m.seq DESC LIMIT $3::int + 1),
+       w AS (SELECT m.seq FROM messages m, t WHERE ${where} AND m.seq > t.seq ORDER BY m.seq LIMIT $3::int + 1),
+       c AS (SELECT (SELECT count(*) FROM o)::int AS o, (SELECT count(*) FROM w)::int AS w),
+       k AS (SELECT c.o, c.w, least(c.w, greatest($4::int, $3::int - c.o)) AS nw FROM c),
+       q AS (SELECT k.o, k.w, k.nw, least(k.o, $3::int - k.nw) AS no FROM k),
+       b AS (SELECT (SELECT min(x.seq) FROM (SELECT seq FROM o ORDER BY seq DESC LIMIT q.no) x) AS lo,
+                    coalesce((SELECT max(y.seq) FROM (SELECT seq FROM w ORDER BY seq LIMIT q.nw) y), (SELECT seq FROM t)) AS hi,
+                    q.o > q.no AS has_older, q.w > q.nw AS has_newer, EXISTS (SELECT 1 FROM t) AS found FROM q)`;
+
+/** The three level-3 statements of one list (channel or thread). */
+export interface BothWaysPages {
+  older: PreparedStatement;
+  newer: PreparedStatement;
+  around: PreparedStatement;
+}
+const bothWaysPages = (name: string, where: string, level: FeatureLevel): BothWaysPages => ({
+  older: rangePage(`${name}_older`, where, level, olderPick(where)),
+  newer: rangePage(`${name}_newer`, where, level, newerPick(where)),
+  around: rangePage(`${name}_around`, where, level, aroundPick(where)),
+});
+
 // Without a cursor the bound is the largest bigint, so one generic plan (an
 // index range scan, newest first) serves every page.
 export const NO_CURSOR = '9223372036854775807';
@@ -232,11 +293,18 @@ export interface MessageSql {
   /** History pages: top-level messages of a channel, and one thread's replies. */
   channelPage: PreparedStatement;
   threadPage: PreparedStatement;
+  /** Where history pages go both ways (level 3: `around`, `after`, prev_cursor). */
+  bothWays?: { channel: BothWaysPages; thread: BothWaysPages };
 }
+const CHANNEL_WHERE = 'm.channel_id = $1 AND m.thread_id IS NULL';
+const THREAD_WHERE = 'm.thread_id = $1';
 const messageSqlOf = (level: FeatureLevel): MessageSql => ({
   json: messageJson(level),
-  channelPage: pageStatement('axid_channel_page', 'm.channel_id = $1 AND m.thread_id IS NULL', level),
-  threadPage: pageStatement('axid_thread_page', 'm.thread_id = $1', level),
+  channelPage: pageStatement('axid_channel_page', CHANNEL_WHERE, level),
+  threadPage: pageStatement('axid_thread_page', THREAD_WHERE, level),
+  bothWays: existsAt(BOTH_WAYS, level)
+    ? { channel: bothWaysPages('axid_channel_page', CHANNEL_WHERE, level), thread: bothWaysPages('axid_thread_page', THREAD_WHERE, level) }
+    : undefined,
 });
 // Made once per level (a statement's name, `<name>_<level>`, stands for one text).
 const MESSAGE_SQL = { 2: messageSqlOf(2), 3: messageSqlOf(3) } satisfies Record<FeatureLevel, MessageSql>;
@@ -258,6 +326,44 @@ export async function listMessages(db: Knex, sql: MessageSql, o: { channelId: st
   ]);
   const row = rows[0]!;
   return { data: row.data, lastSeq: row.last_seq === null ? null : Number(row.last_seq), hasMore: row.has_more };
+}
+
+/** Where a page of history starts: the newest, before (older than) or after (newer than) a seq, or around a message. */
+export type PageFrom = { before?: number } | { after: number } | { around: string };
+
+/**
+ * A level-3 history page (sql.bothWays): as listMessages, with whether there
+ * are newer messages than it (firstSeq, hasNewer: prev_cursor). Undefined
+ * when `around` names no message of the list.
+ */
+export async function listMessagesBothWays(
+  db: Knex,
+  pages: NonNullable<MessageSql['bothWays']>,
+  o: { channelId: string; threadId?: string; from: PageFrom; limit: number },
+): Promise<JsonPage | undefined> {
+  const set = o.threadId ? pages.thread : pages.channel;
+  const list = o.threadId ?? o.channelId;
+  const { from, limit } = o;
+  const [statement, values] =
+    'around' in from
+      ? [set.around, [list, from.around, limit, limit - 1 - Math.floor(limit / 2)]]
+      : 'after' in from
+        ? [set.newer, [list, String(from.after), limit]]
+        : [set.older, [list, from.before === undefined ? NO_CURSOR : String(from.before), limit]];
+  const { rows } = await runPrepared<{ data: string; last_seq: string | null; first_seq: string | null; has_more: boolean; has_newer: boolean; found: boolean }>(
+    db,
+    statement,
+    values,
+  );
+  const row = rows[0]!;
+  if (!row.found) return undefined;
+  return {
+    data: row.data,
+    lastSeq: row.last_seq === null ? null : Number(row.last_seq),
+    hasMore: row.has_more,
+    firstSeq: row.first_seq === null ? null : Number(row.first_seq),
+    hasNewer: row.has_newer,
+  };
 }
 
 export const findMessage = (db: Db, channelId: string, messageId: string) =>

@@ -1619,6 +1619,8 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null when there is no more */
             next_cursor: string | null;
             has_more: boolean;
+            /** @description Message history lists only: pass as `after` for the page of messages newer than this one; null when there are none newer (feature level 3) */
+            prev_cursor?: string | null;
         };
         Reaction: {
             message_id: string;
@@ -3310,6 +3312,8 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
                 thread_id?: string;
+                around?: string;
+                after?: string;
             };
             header?: never;
             path: {
@@ -3928,6 +3932,8 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
                 thread_id?: string;
+                around?: string;
+                after?: string;
             };
             header?: never;
             path: {
