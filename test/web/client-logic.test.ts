@@ -249,6 +249,38 @@ describe('web client: the store', () => {
     expect(s.messages.get(root.id)!.thread!.reply_count).to.equal(1);
   });
 
+  it('keeps live messages out of a segment far back (level 3 around) until its newer pages reach the live end', () => {
+    const s = newStore();
+    const held = [msg(), msg(), msg()];
+    const between = [msg(), msg()];
+    // The page around a message: newest first, with the cursor of the page newer than it.
+    s.resetTimeline('c1', [...held].reverse(), { next_cursor: 'older', has_more: true, prev_cursor: 'newer' });
+    expect(s.timeline('c1').newerCursor).to.equal('newer');
+    const live = msg({ content: 'posted while far back' });
+    expect(s.upsert(live, { live: true })).to.equal(true);
+    expect(s.list('c1').map((m) => m.id), 'not next to what the segment holds').to.deep.equal(held.map((m) => m.id));
+    expect(s.unreadCount('c1'), 'still counted').to.equal(1);
+    // An edit of a message the segment holds still applies.
+    s.upsert({ ...held[1]!, content: 'edited', edited_at: '2026-02-01T00:00:00.000Z' }, { live: true });
+    expect(s.messages.get(held[1]!.id)!.content).to.equal('edited');
+    // Newer pages extend it; the last one (prev_cursor null) reaches the live end, with the live message in it.
+    s.addNewerPage('c1', [...between].reverse(), { prev_cursor: 'newer2' });
+    expect(s.timeline('c1').newerCursor).to.equal('newer2');
+    // The last page was read before `live` was posted: it is added from what arrived meanwhile.
+    s.addNewerPage('c1', [], { prev_cursor: null });
+    expect(s.timeline('c1').newerCursor).to.equal(null);
+    expect(s.list('c1').map((m) => m.id)).to.deep.equal([...held, ...between, live].map((m) => m.id));
+    expect(s.unreadCount('c1'), 'counted once').to.equal(1);
+    // Attached again: live messages are appended as before.
+    const next = msg();
+    s.upsert(next, { live: true });
+    expect(s.list('c1').at(-1)!.id).to.equal(next.id);
+    // A fresh newest page (Jump to newest) attaches a segment at once.
+    s.resetTimeline('c1', [next], { next_cursor: null, has_more: false, prev_cursor: 'x' });
+    s.resetTimeline('c1', [next], { next_cursor: null, has_more: false });
+    expect(s.timeline('c1').newerCursor).to.equal(null);
+  });
+
   it('keeps unread as a set of ids after the last visit, cleared on read', () => {
     const s = newStore();
     const a = msg();
@@ -427,7 +459,7 @@ describe('web client: rows, links and sign-in helpers', () => {
   it('derives the features from the feature level: none at 2, all at 3', () => {
     expect(Object.values(featuresFor(2)).every((on) => on === false)).to.equal(true);
     expect(Object.values(featuresFor(3)).every((on) => on === true)).to.equal(true);
-    expect(Object.keys(featuresFor(3))).to.include.members(['search', 'presence', 'readState', 'actions', 'signInLinks']);
+    expect(Object.keys(featuresFor(3))).to.include.members(['search', 'presence', 'readState', 'actions', 'signInLinks', 'historyAround']);
   });
 
   it('lets only https: and mailto: addresses through', () => {

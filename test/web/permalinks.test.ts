@@ -130,8 +130,79 @@ describe('web app: permalinks and jumping to a message', function () {
     await page.getByRole('complementary', { name: 'Search results' }).getByRole('button', { name: /zanzibar rollout/ }).click();
     await expectLanded(page, page.getByRole('main'), /zanzibar rollout/);
     expect(new URL(page.url()).pathname).to.match(new RegExp(`^/c/${ch.id}/m/[0-9a-f-]{36}$`));
-    expect(pages.length, 'history paged back with the cursor').to.be.greaterThan(0);
+    // Level 3: one page around the message, not the history paged back.
+    expect(pages.filter((u) => u.includes('around=')), pages.join('\n')).to.have.length(1);
+    expect(pages.filter((u) => u.includes('cursor=')), pages.join('\n')).to.have.length(0);
     await screenshot(page, 'search-jump');
     app.assertClean();
+  });
+
+  it('level 3: a permalink 11,000 messages back opens around it; scrolling down loads newer pages; live messages wait; "Jump to newest" returns', async () => {
+    const s: Stack = await level3Stack();
+    const ws = await newWorkspace(s);
+    const bob = await ws.user({ name: uniqueName('bob') });
+    const ch = (await ws.owner.post('/api/v1/channels', { name: uniqueName('far') })).body.data as { id: string };
+    await ws.owner.post(`/api/v1/channels/${ch.id}/members`, { user_id: bob.id });
+    // 12,000 messages in one statement, a second apart; no event_xid, so the relay does not publish them.
+    const { rows } = await s.rt.db.raw(
+      `INSERT INTO messages (workspace_id, channel_id, author_id, content, created_at)
+       SELECT ?, ?, ?, 'bulk message ' || g, now() - (12001 - g) * interval '1 second' FROM generate_series(1, 12000) g
+       RETURNING id, content`,
+      [ws.workspaceId, ch.id, bob.id],
+    );
+    const target = (rows as { id: string; content: string }[]).find((r) => r.content === 'bulk message 1000')!;
+
+    const app = await signedIn(b, s.url, ws.ownerKey, `/c/${ch.id}`);
+    await app.page.getByRole('article', { name: /bulk message 12000/ }).waitFor();
+    const pages: string[] = [];
+    app.context.on('request', (r) => r.method() === 'GET' && /\/channels\/[^/]+\/messages\?/.test(r.url()) && pages.push(r.url()));
+    const opened = await openTab(app.context, `/c/${ch.id}/m/${target.id}`);
+    const page = opened.page;
+    const main = page.getByRole('main');
+    await expectLanded(page, main, /bulk message 1000(?!\d)/);
+    expect(pages.filter((u) => u.includes('around=')), pages.join('\n')).to.have.length(1);
+    const jumpToNewest = main.getByRole('button', { name: /Jump to newest/ });
+    await jumpToNewest.waitFor();
+    await screenshot(page, 'permalink-far-back');
+
+    // Posted while the tab shows the segment far back: not added at its end (the tab at the live end shows it).
+    const live = (await bob.client.post(`/api/v1/channels/${ch.id}/messages`, { content: 'posted while far back' })).body.data as { id: string };
+    await app.page.getByRole('article', { name: /posted while far back/ }).waitFor();
+
+    // Scrolling down loads the pages newer than the segment (after=prev_cursor).
+    await page.waitForFunction(() => {
+      const list = document.querySelector('[role="log"][aria-label="Messages"]') as HTMLElement;
+      list.scrollTop = list.scrollHeight;
+      // The newest message shown, at the bottom of what is loaded: at least 120 past the target.
+      const shown = [...list.querySelectorAll('[role="article"], article')].map((a) => Number(/bulk message (\d+)/.exec(a.textContent ?? '')?.[1] ?? 0));
+      return Math.max(0, ...shown) >= 1120;
+    }, undefined, { polling: 100 });
+    expect(pages.filter((u) => u.includes('after=')).length, pages.join('\n')).to.be.at.least(2);
+    expect(await main.getByRole('article', { name: /posted while far back/ }).count(), 'not next to the segment').to.equal(0);
+    await screenshot(page, 'permalink-far-back-newer');
+
+    // "Jump to newest" returns to the live end, the message posted meanwhile there.
+    await jumpToNewest.click();
+    await waitOnScreen(page, main.getByRole('article', { name: /posted while far back/ }));
+    await main.getByRole('article', { name: /bulk message 12000/ }).waitFor();
+    expect(await jumpToNewest.count()).to.equal(0);
+    // Live again: a new message is appended.
+    await bob.client.post(`/api/v1/channels/${ch.id}/messages`, { content: 'and after the return' });
+    await waitOnScreen(page, main.getByRole('article', { name: /and after the return/ }));
+    await screenshot(page, 'permalink-jump-newest');
+    expect(live.id).to.be.a('string');
+
+    // A message sent from a segment far back goes to the live end, and the view with it.
+    const again = await openTab(app.context, `/c/${ch.id}/m/${target.id}`);
+    const againMain = again.page.getByRole('main');
+    await expectLanded(again.page, againMain, /bulk message 1000(?!\d)/);
+    const composer = againMain.getByRole('textbox').last();
+    await composer.fill('sent from far back');
+    await composer.press('Enter');
+    await waitOnScreen(again.page, againMain.getByRole('article', { name: /sent from far back/ }));
+    await againMain.getByRole('article', { name: /and after the return/ }).waitFor();
+    expect(await againMain.getByRole('button', { name: /Jump to newest/ }).count()).to.equal(0);
+    again.assertClean();
+    for (const p of [app, opened]) p.assertClean();
   });
 });

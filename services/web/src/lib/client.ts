@@ -53,6 +53,7 @@ export class AxidClient {
   jumpProblem: string | null = null;
   private jumps = 0;
   private loadingOlder = new Map<string, Promise<void>>();
+  private loadingNewer = new Map<string, Promise<void>>();
   private newest = new Map<string, Promise<void>>();
   private stream: LiveStream | null = null;
   private sync: Sync;
@@ -269,11 +270,11 @@ export class AxidClient {
   }
 
   /** A page of a timeline: a conversation's top-level messages or a thread's replies. */
-  fetchPage(key: string, cursor: string | null, limit: number): Promise<Page<Message>> {
+  fetchPage(key: string, cursor: string | null, limit: number, from: { after?: string; around?: string } = {}): Promise<Page<Message>> {
     const thread = key.startsWith('thread:') ? key.slice('thread:'.length) : null;
     const conversation = thread ? this.store.messages.get(thread)?.channel_id : key;
     if (!conversation) return Promise.resolve({ data: [], pagination: { next_cursor: null, has_more: false } });
-    const query = { limit, ...(cursor ? { cursor } : {}), ...(thread ? { thread_id: thread } : {}) };
+    const query = { limit, ...(cursor ? { cursor } : {}), ...(thread ? { thread_id: thread } : {}), ...from };
     return this.isDm(conversation)
       ? page(this.api.GET('/api/v1/dms/{conversation_id}/messages', { params: { path: { conversation_id: conversation }, query } }))
       : page(this.api.GET('/api/v1/channels/{channel_id}/messages', { params: { path: { channel_id: conversation }, query } }));
@@ -322,13 +323,35 @@ export class AxidClient {
     return running;
   }
 
+  /** The page newer than a segment far back (level 3, `after`); a call while one is on its way waits for that one. */
+  loadNewer(key: string): Promise<void> {
+    const t = this.store.timeline(key);
+    if (!t.newerCursor) return Promise.resolve();
+    let running = this.loadingNewer.get(key);
+    if (!running) {
+      running = this.fetchPage(key, null, PAGE, { after: t.newerCursor })
+        .then((p) => this.store.addNewerPage(key, p.data, p.pagination))
+        .finally(() => this.loadingNewer.delete(key));
+      this.loadingNewer.set(key, running);
+    }
+    return running;
+  }
+
+  /** Leaves a segment far back for the newest page ("Jump to newest"). */
+  async jumpToNewest(key: string) {
+    const p = await this.fetchPage(key, null, PAGE);
+    this.store.resetTimeline(key, p.data, p.pagination);
+  }
+
   /**
    * Opens a message where it lives (a permalink, a search result): its
    * conversation, and its thread when it is a reply, with history paged back
    * until it is loaded, then highlighted (ui/timeline.tsx scrolls to it).
-   * The API lists history only backwards from the newest message (no page
-   * "around" a message), so this pages back with `cursor`, JUMP_PAGE messages
-   * at a time, at most JUMP_PAGES pages per timeline.
+   * At level 2 the API lists history only backwards from the newest message
+   * (no page "around" a message), so this pages back with `cursor`,
+   * JUMP_PAGE messages at a time, at most JUMP_PAGES pages per timeline. At
+   * level 3 one page `around` the message replaces the timeline instead
+   * (aroundTo), however far back it is.
    */
   async jumpTo(conversationId: string, messageId: string) {
     const seq = ++this.jumps;
@@ -338,10 +361,11 @@ export class AxidClient {
       if (seq !== this.jumps) return;
       this.highlight = { id: m.id, rootId: m.thread_id, seq };
       this.store.changed();
-      const found = await this.pageBackTo(conversationId, m.thread_id ?? m.id, m.thread_id ? null : m.created_at);
+      const reach = this.store.features.historyAround ? this.aroundTo.bind(this) : this.pageBackTo.bind(this);
+      const found = await reach(conversationId, m.thread_id ?? m.id, m.thread_id ? null : m.created_at);
       if (m.thread_id) {
         await this.openThreadOf(m.thread_id);
-        if (!(await this.pageBackTo(threadKey(m.thread_id), m.id, m.created_at))) throw new JumpError();
+        if (!(await reach(threadKey(m.thread_id), m.id, m.created_at))) throw new JumpError();
       } else if (!found) throw new JumpError();
     } catch (err) {
       if (seq !== this.jumps) return;
@@ -376,6 +400,14 @@ export class AxidClient {
     }
     for (const p of gathered) this.store.addPage(key, p.data, p.pagination, true);
     return found;
+  }
+
+  /** Level 3: a timeline that does not hold `id` becomes the page around it (a segment: newer pages load on scrolling down). */
+  private async aroundTo(key: string, id: string) {
+    if (this.store.timeline(key).ids.includes(id)) return true;
+    const p = await this.fetchPage(key, null, PAGE * 2, { around: id });
+    this.store.resetTimeline(key, p.data, p.pagination);
+    return p.data.some((m) => m.id === id);
   }
 
   private fetchMessage(conversationId: string, messageId: string): Promise<Message> {
@@ -455,6 +487,9 @@ export class AxidClient {
   }
 
   async send(conversationId: string, content: string, opts: { threadId?: string | null; contentJson?: unknown; metadata?: Message['metadata'] } = {}) {
+    // A send from a segment far back goes to the live end, where the message will be.
+    const key = opts.threadId ? threadKey(opts.threadId) : conversationId;
+    if (this.store.timeline(key).newerCursor) await this.jumpToNewest(key);
     const localId = this.store.addPending(conversationId, content, opts.threadId ?? null);
     const body = {
       content,

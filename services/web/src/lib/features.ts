@@ -17,9 +17,11 @@ export interface Features {
   idempotentSends: boolean;
   /** Passwords and links (invite, password reset, sign-in on another device). */
   signInLinks: boolean;
+  /** `around`, `after` and prev_cursor on history lists: a permalink opens a page around its message, however far back. */
+  historyAround: boolean;
 }
 
 export function featuresFor(level: number): Features {
   const three = level >= 3;
-  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three };
+  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three };
 }

@@ -20,6 +20,15 @@ interface Timeline {
   hasMore: boolean;
   loaded: boolean;
   stale: boolean;
+  /**
+   * A segment of history not connected to the newest (a permalink opened
+   * with `around`, level 3): the cursor of the page newer than it, null when
+   * the timeline reaches the live end. Live messages are not added to a
+   * segment; they are in it when its pages reach them.
+   */
+  newerCursor: string | null;
+  /** Live messages that arrived while detached: added when the segment reaches the live end (they may be newer than its last page). */
+  heldLive: Message[];
 }
 
 export interface KeyValueStorage {
@@ -106,7 +115,7 @@ export class Store {
 
   timeline(key: string): Timeline {
     let t = this.timelines.get(key);
-    if (!t) this.timelines.set(key, (t = { ids: [], cursor: null, hasMore: true, loaded: false, stale: false }));
+    if (!t) this.timelines.set(key, (t = { ids: [], cursor: null, hasMore: true, loaded: false, stale: false, newerCursor: null, heldLive: [] }));
     return t;
   }
 
@@ -142,14 +151,29 @@ export class Store {
     this.changed();
   }
 
-  /** Replaces a timeline with a fresh newest page (a gap too long to fill). */
-  resetTimeline(key: string, page: Message[], pagination: { next_cursor: string | null; has_more: boolean }) {
+  /** Replaces a timeline with a fresh newest page (a gap too long to fill), or with a segment around a message (`prev_cursor` set). */
+  resetTimeline(key: string, page: Message[], pagination: { next_cursor: string | null; has_more: boolean; prev_cursor?: string | null }) {
     const t = this.timeline(key);
     const keep = t.ids.filter((id) => this.messages.get(id)?.state !== 'sent');
     for (const id of t.ids) if (!keep.includes(id)) this.messages.delete(id);
     t.ids = keep;
     t.loaded = false;
+    t.newerCursor = pagination.prev_cursor ?? null;
+    t.heldLive = [];
     this.addPage(key, page, pagination, false);
+  }
+
+  /** Adds the page newer than a segment (`after`); its prev_cursor null: the segment reached the live end. */
+  addNewerPage(key: string, page: Message[], pagination: { prev_cursor?: string | null }) {
+    const t = this.timeline(key);
+    for (const m of page) this.upsert(m, { live: false });
+    t.newerCursor = pagination.prev_cursor ?? null;
+    if (t.newerCursor === null) {
+      // Counted as unread when they arrived; the ones the last page has are already in.
+      for (const m of t.heldLive) this.upsert(m, { live: false });
+      t.heldLive = [];
+    }
+    this.changed();
   }
 
   /**
@@ -167,6 +191,14 @@ export class Store {
       this.pendingByServerId.set(m.id, localId);
       this.dropFromTimeline(key, localId);
       this.messages.delete(localId);
+    }
+    // A segment far back (newerCursor) does not take live messages: they are not next to what it holds.
+    const segment = this.timelines.get(key);
+    if (live && !prev && !localId && segment?.newerCursor) {
+      segment.heldLive.push(m);
+      if (m.thread_id) this.countReply(m);
+      else if (m.author_id !== this.me?.id) this.noteUnread(m);
+      return true;
     }
     this.messages.set(m.id, { ...m, state: 'sent', key: prev?.key ?? localId ?? m.id });
     if (prev) return false;

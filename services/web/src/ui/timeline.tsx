@@ -22,6 +22,7 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
   const atBottom = useRef(true);
   const [prepending, setPrepending] = useState(false);
   const loading = useRef(false);
+  const loadingNewer = useRef(false);
   const [newCount, setNewCount] = useState(0);
   const lastKey = useRef<string | null>(null);
   const timeline = store.timeline(timelineKey);
@@ -35,7 +36,8 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
       // The end is on screen: what arrived is read (at level 3 the server hears of it, once per newest message).
       if (!inThread) store.markRead(conversationId);
     }
-    else if (last !== lastKey.current && !prepending) setNewCount((n) => n + 1);
+    // Pages below a segment far back are no news: the "Jump to newest" control stands for them.
+    else if (last !== lastKey.current && !prepending && timeline.newerCursor === null) setNewCount((n) => n + 1);
     lastKey.current = last;
   }, [last, rows.length]);
 
@@ -93,10 +95,17 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
       <MessageItem key={row.key} message={row.message} grouped={row.grouped} inThread={inThread} />
     );
 
+  // A segment far back (client.jumpTo at level 3): its end is not the live end.
+  const detached = timeline.newerCursor !== null;
   const onScroll = (offset: number) => {
     const h = list.current;
     if (!h) return;
-    atBottom.current = offset + h.viewportSize >= h.scrollSize - 10;
+    const nearEnd = offset + h.viewportSize >= h.scrollSize - 400;
+    if (detached && nearEnd && !loadingNewer.current) {
+      loadingNewer.current = true;
+      void client.loadNewer(timelineKey).finally(() => (loadingNewer.current = false));
+    }
+    atBottom.current = !detached && offset + h.viewportSize >= h.scrollSize - 10;
     if (atBottom.current) {
       setNewCount(0);
       if (!inThread) {
@@ -140,7 +149,17 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
       <VList ref={list as never} data={rows} class="timeline" shift={prepending} onScroll={onScroll} role="log" aria-label="Messages" aria-live="off">
         {rowElement}
       </VList>
-      {newCount > 0 ? (
+      {detached ? (
+        <button
+          class="new-toast"
+          onClick={() => {
+            atBottom.current = true;
+            void client.jumpToNewest(timelineKey);
+          }}
+        >
+          Jump to newest ↓
+        </button>
+      ) : newCount > 0 ? (
         <button class="new-toast" onClick={() => (list.current?.scrollToIndex(rows.length - 1, { align: 'end' }), setNewCount(0))}>
           {newCount} new ↓
         </button>
