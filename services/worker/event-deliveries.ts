@@ -17,6 +17,7 @@ import { createRedis } from '../../shared/redis.js';
 import type { Runtime } from '../../shared/runtime.js';
 import { StreamGroupReader } from '../../shared/stream-group-reader.js';
 import { deliver, deliveriesFor, deliveryJobId, retryDelay, type DeliveryJob } from '../core/event-subscriptions/event-subscriptions.delivery.js';
+import { closeWorker, jobsInFlight } from './close.js';
 
 export const DELIVERY_QUEUE = 'event-deliveries';
 export const DELIVERY_GROUP = 'event-deliveries';
@@ -94,28 +95,30 @@ export async function startEventDeliveries(rt: Runtime, o: EventDeliveryOptions)
   const connection = createRedis(o.redisUrl, 'axid-event-delivery-worker');
   connection.on('error', (err) => rt.log.debug({ err: err.message }, 'event delivery worker: redis connection error'));
 
+  const running = jobsInFlight();
+  const deliverJob = async (job: Job<DeliveryJob>, token?: string) => {
+    const key = slotKey(job.data.subscriptionId);
+    const now = Date.now();
+    const held = `${job.id}:${now}`;
+    const took = await rt.redis.eval(TAKE_SLOT, 1, key, now, now + slotTtlMs, cfg.perSubscription, held, slotTtlMs);
+    if (took !== 1) {
+      // Busy subscription: wait without holding a worker slot or counting an attempt.
+      await job.moveToDelayed(Date.now() + 100 + Math.floor(Math.random() * 200), token);
+      throw new DelayedError();
+    }
+    let result;
+    try {
+      result = await deliver(rt, job.data, job.attemptsMade + 1);
+    } finally {
+      await rt.redis.zrem(key, held);
+    }
+    deliveries.inc({ outcome: result.outcome });
+    if (result.durationMs !== undefined) latency.observe(result.durationMs / 1000);
+    if (result.outcome === 'retry') throw new Error('delivery failed: retried later');
+  };
   const worker = new Worker<DeliveryJob>(
     DELIVERY_QUEUE,
-    async (job: Job<DeliveryJob>, token?: string) => {
-      const key = slotKey(job.data.subscriptionId);
-      const now = Date.now();
-      const held = `${job.id}:${now}`;
-      const took = await rt.redis.eval(TAKE_SLOT, 1, key, now, now + slotTtlMs, cfg.perSubscription, held, slotTtlMs);
-      if (took !== 1) {
-        // Busy subscription: wait without holding a worker slot or counting an attempt.
-        await job.moveToDelayed(Date.now() + 100 + Math.floor(Math.random() * 200), token);
-        throw new DelayedError();
-      }
-      let result;
-      try {
-        result = await deliver(rt, job.data, job.attemptsMade + 1);
-      } finally {
-        await rt.redis.zrem(key, held);
-      }
-      deliveries.inc({ outcome: result.outcome });
-      if (result.durationMs !== undefined) latency.observe(result.durationMs / 1000);
-      if (result.outcome === 'retry') throw new Error('delivery failed: retried later');
-    },
+    (job: Job<DeliveryJob>, token?: string) => running.track(deliverJob(job, token)),
     {
       connection,
       prefix,
@@ -153,7 +156,7 @@ export async function startEventDeliveries(rt: Runtime, o: EventDeliveryOptions)
     async close() {
       await Promise.all(readers.map((r) => r.stop()));
       rt.metrics.registry.removeSingleMetric('axid_event_delivery_queue_depth');
-      await worker.close();
+      await closeWorker(worker, running, rt.log);
       await queue.close();
       await connection.quit().catch(() => connection.disconnect());
     },

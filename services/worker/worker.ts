@@ -1,5 +1,6 @@
 // The worker role: BullMQ consumer of the one job queue. Refuses to boot when
-// a job has no handler (or a handler no job); finishes jobs in flight on close.
+// a job has no handler (or a handler no job); finishes jobs in flight on close, for a while
+// (services/worker/close.ts).
 import { Worker, type Job } from 'bullmq';
 import client from 'prom-client';
 import { JOB_NAMES, QUEUE_NAME, queueCounts, queuePrefix, type JobHandlers, type JobName } from '../../shared/jobs.js';
@@ -7,6 +8,7 @@ import { createRedis } from '../../shared/redis.js';
 import type { Runtime } from '../../shared/runtime.js';
 import { handlers as defaultHandlers } from '../core/jobs.js';
 import { startReconciler } from './reconcile.js';
+import { closeWorker, jobsInFlight } from './close.js';
 
 export interface WorkerOptions {
   redisUrl: string;
@@ -17,6 +19,8 @@ export interface WorkerOptions {
   lockDuration?: number;
   /** How often stalled jobs (lock lost) are looked for. */
   stalledInterval?: number;
+  /** How long close waits for jobs in flight (CLOSE_GRACE_MS). */
+  closeGraceMs?: number;
 }
 
 export function checkHandlers(handlers: Record<string, unknown>): void {
@@ -37,27 +41,29 @@ export async function startWorker(rt: Runtime, o: WorkerOptions) {
   const connection = createRedis(o.redisUrl, 'axid-worker');
   connection.on('error', (err) => rt.log.debug({ err: err.message }, 'worker redis connection error'));
 
+  const running = jobsInFlight();
+  const runJob = async (job: Job) => {
+    const name = job.name as JobName;
+    const handler = handlers[name] as JobHandlers[JobName] | undefined;
+    if (!handler) throw new Error(`no handler for job ${job.name}`);
+    const attempts = job.opts.attempts ?? 1;
+    const attempt = job.attemptsMade + 1;
+    const timer = rt.metrics.jobDuration.startTimer({ job: job.name });
+    try {
+      await (handler as (rt: Runtime, p: unknown, c: { attempt: number; lastAttempt: boolean }) => Promise<void>)(rt, job.data, {
+        attempt,
+        lastAttempt: attempt >= attempts,
+      });
+      timer({ outcome: 'completed' });
+    } catch (err) {
+      timer({ outcome: 'failed' });
+      throw err;
+    }
+    rt.log.debug({ job: job.name, id: job.id, attempt }, 'job done');
+  };
   const worker = new Worker(
     QUEUE_NAME,
-    async (job: Job) => {
-      const name = job.name as JobName;
-      const handler = handlers[name] as JobHandlers[JobName] | undefined;
-      if (!handler) throw new Error(`no handler for job ${job.name}`);
-      const attempts = job.opts.attempts ?? 1;
-      const attempt = job.attemptsMade + 1;
-      const timer = rt.metrics.jobDuration.startTimer({ job: job.name });
-      try {
-        await (handler as (rt: Runtime, p: unknown, c: { attempt: number; lastAttempt: boolean }) => Promise<void>)(rt, job.data, {
-          attempt,
-          lastAttempt: attempt >= attempts,
-        });
-        timer({ outcome: 'completed' });
-      } catch (err) {
-        timer({ outcome: 'failed' });
-        throw err;
-      }
-      rt.log.debug({ job: job.name, id: job.id, attempt }, 'job done');
-    },
+    (job: Job) => running.track(runJob(job)),
     {
       connection,
       prefix: queuePrefix(rt.config),
@@ -95,7 +101,7 @@ export async function startWorker(rt: Runtime, o: WorkerOptions) {
     async close() {
       rt.metrics.registry.removeSingleMetric('axid_queue_depth');
       await stopReconciler();
-      await worker.close();
+      await closeWorker(worker, running, rt.log, o.closeGraceMs);
       await connection.quit().catch(() => connection.disconnect());
     },
   };
