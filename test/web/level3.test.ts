@@ -4,20 +4,15 @@
 import { expect } from 'chai';
 import type { Stack } from '../../services/stack.js';
 import { level3Stack, newWorkspace, uniqueName } from '../support/stack.js';
-import { afterEachTest, launchBrowser, screenshot, signedIn, type TestBrowser } from './browser.js';
+import { screenshot, signedIn, suiteBrowser } from './browser.js';
 
 describe('web app at feature level 3', function () {
   this.timeout(120_000);
-  let b: TestBrowser;
+  const b = suiteBrowser();
   let s: Stack;
   before(async () => {
-    b = await launchBrowser();
     s = await level3Stack();
   });
-  afterEach(async function () {
-    await afterEachTest(this);
-  });
-  after(async () => b?.close());
 
   it('keeps unread and mention counts on the server: two tabs of one person follow each other; the new-messages line and the title count', async () => {
     const ws = await newWorkspace(s);

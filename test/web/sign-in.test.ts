@@ -7,21 +7,16 @@ import type { Stack } from '../../services/stack.js';
 import { Client } from '../support/client.js';
 import { PASSWORD, clearSignInFailures, uniqueEmail } from '../support/sign-in.js';
 import { level3Stack, newWorkspace, uniqueName } from '../support/stack.js';
-import { afterEachTest, launchBrowser, openApp, screenshot, signedIn, type TestBrowser } from './browser.js';
+import { openApp, screenshot, signedIn, suiteBrowser } from './browser.js';
 
 describe('web app: signing in at level 3', function () {
   this.timeout(120_000);
-  let b: TestBrowser;
+  const b = suiteBrowser();
   let s: Stack;
   before(async () => {
-    b = await launchBrowser();
     s = await level3Stack();
   });
-  afterEach(async function () {
-    await afterEachTest(this);
-    await clearSignInFailures(s);
-  });
-  after(async () => b?.close());
+  afterEach(async () => clearSignInFailures(s));
 
   it('a person invited by link signs up, signs out, signs in with the password, and the admin sees them', async () => {
     const ws = await newWorkspace(s);
