@@ -153,15 +153,20 @@ describe('event cursor: every committed event once, in order', function () {
           for (let n = 0; n < 20; n++) await post(channelId, `r${i}c${c} ${n}`, {}, rt);
         }),
       );
-      await Promise.all(chains);
+      // And a burst per runtime, 15 posts sent in one turn: one statement (shared/db/row-batch.ts), published in the order sent.
+      const bursts = [s.rt, other.rt].map((rt, i) => Promise.all(Array.from({ length: 15 }, (_, n) => post(channelId, `r${i}burst ${n}`, {}, rt))));
+      await Promise.all([...chains, ...bursts]);
       await Promise.all([other.relay?.drain(), s.relay?.drain()]);
-      await waitFor(async () => (await created(channelId)).length >= 120, 'every post to be published');
+      await waitFor(async () => (await created(channelId)).length >= 150, 'every post to be published');
       const seen = await created(channelId);
-      expect(seen).to.have.length(120);
-      expect(new Set(seen).size).to.equal(120);
+      expect(seen).to.have.length(150);
+      expect(new Set(seen).size).to.equal(150);
       for (const chain of ['r0c0', 'r0c1', 'r0c2', 'r1c0', 'r1c1', 'r1c2']) {
         const mine = seen.filter((c) => c.startsWith(`${chain} `));
         expect(mine).to.deep.equal(Array.from({ length: 20 }, (_, n) => `${chain} ${n}`));
+      }
+      for (const burst of ['r0burst', 'r1burst']) {
+        expect(seen.filter((c) => c.startsWith(`${burst} `))).to.deep.equal(Array.from({ length: 15 }, (_, n) => `${burst} ${n}`));
       }
     } finally {
       await other.close();

@@ -1,4 +1,5 @@
 import { commitDeadline, runPrepared, type Db, type Knex, type PreparedStatement } from '../../../shared/db/knex.js';
+import { RowBatch, batchesPerPool } from '../../../shared/db/row-batch.js';
 import type { JsonPage } from '../../../shared/http/envelope.js';
 import { existsAt, type FeatureLevel } from '../../../shared/feature-level.js';
 import { BOTH_WAYS } from './messages.schemas.js';
@@ -42,8 +43,15 @@ export type NewMessage = Omit<MessageRow, 'seq' | 'edited_at' | 'reply_count' | 
 // the time the client gave up (migration 010; the outbox row's otherwise).
 const MESSAGE_INSERT_COLUMNS = `id, workspace_id, channel_id, author_id, thread_id, content, content_json, metadata,
                               card_origin, mentioned_user_ids, display, webhook_id, created_at, streaming, streaming_at, event_xid, commit_by`;
-const messageInsertValues = (ownEvent: boolean) => `$1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6, $7::json, $8::json, $9, $10::uuid[], $11::json, $12::text, $13::timestamptz,
-                              $15::boolean, CASE WHEN $15::boolean THEN $13::timestamptz END, ${ownEvent ? 'pg_current_xact_id(), $14::timestamptz' : 'NULL, NULL'}`;
+/** The inserted values: `$n` of a single post, or column n of a batch's rows (`r.vn`, below). */
+const messageInsertValues = (ownEvent: boolean, v: (n: number) => string = (n) => `$${n}`) =>
+  `${v(1)}::uuid, ${v(2)}::uuid, ${v(3)}::uuid, ${v(4)}::uuid, ${v(5)}::uuid, ${v(6)}, ${v(7)}::json, ${v(8)}::json, ${v(9)}, ${v(10)}::uuid[], ${v(11)}::json, ${v(12)}::text, ${v(13)}::timestamptz,
+   ${v(15)}::boolean, CASE WHEN ${v(15)}::boolean THEN ${v(13)}::timestamptz END, ${ownEvent ? `pg_current_xact_id(), ${v(14)}::timestamptz` : 'NULL, NULL'}`;
+/** The SQL array type each value of a post is sent in by a batch (one array per value, a row per post). */
+const BATCH_ARRAY_TYPES = ['uuid', 'uuid', 'uuid', 'uuid', 'uuid', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'timestamptz', 'timestamptz', 'boolean'];
+/** A batch's rows, in the order they were added (seq is taken in that order). */
+const BATCH_ROWS = `unnest(${BATCH_ARRAY_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})
+         WITH ORDINALITY AS r(${BATCH_ARRAY_TYPES.map((_, i) => `v${i + 1}`).join(', ')}, n)`;
 /** A streamed reply's event row ($16: the event's JSON). */
 const OUTBOX_ROW = 'INSERT INTO outbox (event, commit_by) SELECT $16::jsonb, $14::timestamptz';
 
@@ -56,20 +64,23 @@ const OUTBOX_ROW = 'INSERT INTO outbox (event, commit_by) SELECT $16::jsonb, $14
 // outbox row, the common case at level 2, is a bare INSERT.
 interface PostShape {
   reply: boolean;
+  /** Top-level posts that arrived together, one array per value (row-batch.ts). */
+  batch?: boolean;
   /** The row is its own message.created event (else $16 is the event's outbox JSON). */
   ownEvent: boolean;
   /** Write the message's search words (level 3: services/core/search). */
   search: boolean;
 }
 
-function postStatement({ reply, ownEvent, search }: PostShape): PreparedStatement {
-  const name = `axid_insert_${reply ? 'reply' : 'message'}${ownEvent ? '' : '_outbox'}${search ? '_search' : ''}`;
-  const values = messageInsertValues(ownEvent);
-  if (!reply && ownEvent && !search) return { name, text: `INSERT INTO messages (${MESSAGE_INSERT_COLUMNS}) VALUES (${values})` };
+function postStatement({ reply, batch = false, ownEvent, search }: PostShape): PreparedStatement {
+  const name = `axid_insert_${reply ? 'reply' : 'message'}${ownEvent ? '' : '_outbox'}${search ? '_search' : ''}${batch ? '_batch' : ''}`;
+  const values = batch ? messageInsertValues(ownEvent, (n) => `r.v${n}`) : messageInsertValues(ownEvent);
+  const rows = batch ? `SELECT ${values} FROM ${BATCH_ROWS} ORDER BY r.n` : `VALUES (${values})`;
+  if (!reply && ownEvent && !search) return { name, text: `INSERT INTO messages (${MESSAGE_INSERT_COLUMNS}) ${rows}` };
   const parts = [
     `m AS (
        INSERT INTO messages (${MESSAGE_INSERT_COLUMNS})
-       ${reply ? `SELECT ${values} WHERE EXISTS (SELECT 1 FROM messages r WHERE r.id = $5::uuid AND r.channel_id = $3::uuid AND r.thread_id IS NULL)` : `VALUES (${values})`}
+       ${reply ? `SELECT ${values} WHERE EXISTS (SELECT 1 FROM messages r WHERE r.id = $5::uuid AND r.channel_id = $3::uuid AND r.thread_id IS NULL)` : rows}
        RETURNING id, workspace_id, channel_id, seq, thread_id, created_at, content
      )`,
   ];
@@ -100,7 +111,7 @@ function postStatement({ reply, ownEvent, search }: PostShape): PreparedStatemen
 
 const STATEMENTS = new Map<string, PreparedStatement>();
 const statementFor = (shape: PostShape) => {
-  const key = `${+shape.reply}${+shape.ownEvent}${+shape.search}`;
+  const key = `${+shape.reply}${+(shape.batch ?? false)}${+shape.ownEvent}${+shape.search}`;
   let statement = STATEMENTS.get(key);
   if (!statement) STATEMENTS.set(key, (statement = postStatement(shape)));
   return statement;
@@ -113,9 +124,13 @@ const statementFor = (shape: PostShape) => {
  * (created by the first reply, counted by the next) and the root's
  * has_replies hint. A reply is inserted only if thread_id names a top-level
  * message of the same channel. Returns false when the reply was refused.
+ *
+ * Top-level posts outside a transaction, the bulk of a busy workspace's
+ * writes, go through the pool's post batch: the posts that arrive together
+ * share one statement (shared/db/row-batch.ts), each resolved once committed.
  */
 export async function insertMessage(db: Knex, m: NewMessage, eventJson: string | null, search: boolean): Promise<boolean> {
-  const values: (string | boolean | null)[] = [
+  const values: PostValues = [
     m.id,
     m.workspace_id,
     m.channel_id,
@@ -132,12 +147,33 @@ export async function insertMessage(db: Knex, m: NewMessage, eventJson: string |
     commitDeadline(db),
     m.streaming,
   ];
+  if (eventJson === null && m.thread_id === null && !db.isTransaction) {
+    await postBatchOf(db, search).add(values);
+    return true;
+  }
   if (eventJson !== null) values.push(eventJson);
   const statement = statementFor({ reply: m.thread_id !== null, ownEvent: eventJson === null, search });
   // Every shape's last part counts the message: the INSERT itself, or a row per inserted message.
   const { rowCount } = await runPrepared(db, statement, values);
   return rowCount === 1;
 }
+
+/** A post's statement values, $1 to $15 (and $16, a streamed reply's event). */
+type PostValues = (string | boolean | null)[];
+
+const postBatches = [false, true].map((search) => {
+  const single = statementFor({ reply: false, ownEvent: true, search });
+  const batch = statementFor({ reply: false, batch: true, ownEvent: true, search });
+  return batchesPerPool<PostValues>(
+    (db) =>
+      new RowBatch(db, {
+        // One array per value, each row's value at the row's place.
+        many: async (pool, rows) => void (await runPrepared(pool, batch, BATCH_ARRAY_TYPES.map((_, i) => rows.map((row) => row[i])))),
+        one: async (pool, row) => void (await runPrepared(pool, single, row)),
+      }),
+  );
+});
+const postBatchOf = (db: Knex, search: boolean) => postBatches[+search]!(db);
 
 /**
  * A JSON array as text, written as JSON.stringify writes one (json_agg adds
