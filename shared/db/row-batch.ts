@@ -32,7 +32,7 @@ interface Waiting<Row> {
 export interface RowWriters<Row> {
   /** Writes all of `rows` in one statement, or none of them (throws). */
   many(db: Knex, rows: Row[]): Promise<void>;
-  /** Writes one row alone (after `many` failed for a reason of its rows). */
+  /** Writes one row alone: a lone row, or each row again after `many` failed for a reason of its rows. */
   one(db: Knex, row: Row): Promise<void>;
 }
 
@@ -61,13 +61,15 @@ export class RowBatch<Row> {
   }
 
   private flush(): void {
-    if (this.inFlight >= MAX_IN_FLIGHT || this.waiting.length === 0) return;
-    const batch = this.waiting.splice(0, MAX_ROWS);
-    this.inFlight++;
-    void this.run(batch).finally(() => {
-      this.inFlight--;
-      this.flush();
-    });
+    // A backlog longer than MAX_ROWS fills every free slot.
+    while (this.inFlight < MAX_IN_FLIGHT && this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, MAX_ROWS);
+      this.inFlight++;
+      void this.run(batch).finally(() => {
+        this.inFlight--;
+        this.flush();
+      });
+    }
   }
 
   private async run(batch: Waiting<Row>[]): Promise<void> {
