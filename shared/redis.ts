@@ -146,3 +146,20 @@ export const keys = (prefix: string) => ({
   queue: `${prefix}bull`,
   outboxWake: `${prefix}outbox-wake`,
 });
+
+/**
+ * Deletes every key of a prefix with SCAN (never FLUSHALL): the keys above
+ * and the event bus's, which begin with their hash tag (`{<prefix>bus:<n>}`,
+ * shared/event-bus.ts). The tests and the bench clean up what they made with
+ * it; on one node (a cluster scans node by node).
+ */
+export async function deleteKeysOfPrefix(redis: RedisNode, prefix: string): Promise<void> {
+  for (const pattern of [`${prefix}*`, `{${prefix}*`]) {
+    let cursor = '0';
+    do {
+      const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (found.length) await redis.del(...found);
+    } while (cursor !== '0');
+  }
+}

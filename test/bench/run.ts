@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { deleteKeysOfPrefix } from '../../shared/redis.js';
 import { Rpc } from './lib/rpc.js';
 import { benchDir, repoRoot, spawnNode, stopAll } from './lib/proc.js';
 import { notes, rowsOf, table, type Scenario } from './lib/report.js';
@@ -69,15 +70,7 @@ async function removeEverything(db?: pg.Client) {
   const redis = new Redis(REDIS_URL, { lazyConnect: true });
   try {
     await redis.connect();
-    // The event bus's keys start with a hash tag: `{<prefix>bus:<n>}` (shared/event-bus.ts).
-    for (const pattern of [`${prefix}*`, `{${prefix}*`]) {
-      let cursor = '0';
-      do {
-        const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        cursor = next;
-        if (found.length) await redis.del(...found);
-      } while (cursor !== '0');
-    }
+    await deleteKeysOfPrefix(redis, prefix);
   } catch (err) {
     log(`could not delete the Redis keys ${prefix}*: ${(err as Error).message}`);
   } finally {

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
+import { deleteKeysOfPrefix } from '../../shared/redis.js';
 import { startStack, type Stack } from '../../services/stack.js';
 import { createWorkspaceWithOwner } from '../../services/core/workspaces/workspaces.service.js';
 import { Client, serverLevels } from './client.js';
@@ -93,15 +94,7 @@ export async function dropDatabase(name: string) {
 export async function deleteRedisKeys(prefix: string) {
   const redis = new Redis(REDIS_URL);
   try {
-    // The event bus's keys begin with a hash tag: `{<prefix>bus:<n>}` (shared/event-bus.ts).
-    for (const pattern of [`${prefix}*`, `{${prefix}*`]) {
-      let cursor = '0';
-      do {
-        const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        cursor = next;
-        if (found.length) await redis.del(...found);
-      } while (cursor !== '0');
-    }
+    await deleteKeysOfPrefix(redis, prefix);
   } finally {
     redis.disconnect();
   }
