@@ -1,5 +1,5 @@
 import { commitDeadline, runPrepared, type Db, type Knex, type PreparedStatement } from '../../../shared/db/knex.js';
-import { RowBatch, batchesPerPool } from '../../../shared/db/row-batch.js';
+import { RowBatch, batchesPerPool, type RowWriters } from '../../../shared/db/row-batch.js';
 import type { JsonPage } from '../../../shared/http/envelope.js';
 import { existsAt, type FeatureLevel } from '../../../shared/feature-level.js';
 import { BOTH_WAYS } from './messages.schemas.js';
@@ -164,14 +164,12 @@ type PostValues = (string | boolean | null)[];
 const postBatches = [false, true].map((search) => {
   const single = statementFor({ reply: false, ownEvent: true, search });
   const batch = statementFor({ reply: false, batch: true, ownEvent: true, search });
-  return batchesPerPool<PostValues>(
-    (db) =>
-      new RowBatch(db, {
-        // One array per value, each row's value at the row's place.
-        many: async (pool, rows) => void (await runPrepared(pool, batch, BATCH_ARRAY_TYPES.map((_, i) => rows.map((row) => row[i])))),
-        one: async (pool, row) => void (await runPrepared(pool, single, row)),
-      }),
-  );
+  const writers: RowWriters<PostValues> = {
+    // One array per value, each row's value at the row's place.
+    many: async (pool, rows) => void (await runPrepared(pool, batch, BATCH_ARRAY_TYPES.map((_, i) => rows.map((row) => row[i])))),
+    one: async (pool, row) => void (await runPrepared(pool, single, row)),
+  };
+  return batchesPerPool<PostValues>((db) => new RowBatch(db, writers));
 });
 const postBatchOf = (db: Knex, search: boolean) => postBatches[+search]!(db);
 
