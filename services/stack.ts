@@ -18,7 +18,7 @@ import { messageCreatedEvents } from './core/messages/messages.store.js';
 import { presentersAt } from './core/presenters.js';
 import type { JobOutboxPublisher } from '../shared/job-outbox.js';
 import { JobWakeups } from '../shared/job-wakeups.js';
-import { AccessCache } from '../shared/access-cache.js';
+import { ACCESS_STREAM_BLOCK_MS, AccessCache } from '../shared/access-cache.js';
 import { CommitListeners } from '../shared/events.js';
 import { busKeys } from '../shared/event-bus.js';
 import { streamFeatures as streamFeaturesOf } from './gateway/stream-level.js';
@@ -218,8 +218,10 @@ async function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: bool
   const jobs = o.writes ? new (await import('../shared/job-outbox.js')).JobOutboxPublisher(rt) : null;
   jobs?.start();
 
-  const reader = o.readsEvents ? new StreamReader({ redisUrl: deps.redisUrl, streamKeys: [streams.accessEvents], log: rt.log, blockMs: 5_000 }) : null;
+  // It answers at least every ACCESS_STREAM_BLOCK_MS, so the access cache knows it is still being told (shared/access-cache.ts).
+  const reader = o.readsEvents ? new StreamReader({ redisUrl: deps.redisUrl, streamKeys: [streams.accessEvents], log: rt.log, blockMs: ACCESS_STREAM_BLOCK_MS }) : null;
   reader?.subscribe((event) => rt.access.onEvent(event));
+  reader?.onHeard(() => rt.access.heard());
   const stopCommitListener = rt.events.subscribe((committed) => {
     if (relay) relay.committed();
     for (const event of committed) rt.access.onEvent(event);

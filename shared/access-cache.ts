@@ -4,10 +4,24 @@
 // made the change, and in every other replica when the event reaches its
 // stream reader — with a short lifetime as a backstop. Without a stream
 // reader (a worker-only process) nothing is cached.
+//
+// The cache is only as good as the stream that invalidates it: while that is
+// away (Redis paused or down, the reader not answering), a revocation made on
+// another replica never arrives. So entries are served only while the reader
+// has been heard from within STALE_AFTER_MS (its XREAD blocks for
+// ACCESS_STREAM_BLOCK_MS at most, then answers even when nothing happened);
+// past that every lookup goes to the database (fail closed), and when the
+// reader is heard again everything cached before is dropped (issue 33: a key
+// revoked on one replica was accepted by another for 30 s while Redis was
+// paused).
 import type { Actor } from './auth.js';
 import { ACCESS_EVENT_TYPES, type AxidEvent } from './events.js';
 
 const TTL_MS = 30_000;
+/** How long the access stream's reader waits on an idle stream before answering (services/stack.ts). */
+export const ACCESS_STREAM_BLOCK_MS = 1_000;
+/** Without word from the reader for this long, nothing cached is served: one idle read and a second of slack. */
+export const STALE_AFTER_MS = ACCESS_STREAM_BLOCK_MS + 1_000;
 const MAX_ENTRIES = 50_000;
 
 interface Entry<T> {
@@ -30,8 +44,36 @@ export class AccessCache {
    * meanwhile, so a read that raced a change never outlives it.
    */
   private generation = 0;
+  /** When the invalidation stream's reader last answered (everything published before is applied). */
+  private heardAt = -Infinity;
+  private readonly staleAfterMs: number;
+  private readonly now: () => number;
 
-  constructor(readonly enabled: boolean) {}
+  constructor(
+    readonly enabled: boolean,
+    o: { staleAfterMs?: number; now?: () => number } = {},
+  ) {
+    this.staleAfterMs = o.staleAfterMs ?? STALE_AFTER_MS;
+    this.now = o.now ?? Date.now;
+  }
+
+  /**
+   * The reader answered: every event published until now has been applied.
+   * After a silence longer than the bound, what was cached before it may have
+   * missed an event: all of it goes.
+   */
+  heard(): void {
+    if (!this.fresh()) {
+      this.generation++;
+      this.clear();
+    }
+    this.heardAt = this.now();
+  }
+
+  /** Whether cached entries may be served: the reader was heard from within the bound. */
+  fresh(): boolean {
+    return this.now() - this.heardAt < this.staleAfterMs;
+  }
 
   /** Call before the database read whose answer set*() will cache. */
   mark(): number {
@@ -44,7 +86,7 @@ export class AccessCache {
 
   /** Caches an actor until the key expires or the lifetime ends, whichever comes first. */
   setActor(mark: number, keyHash: string, actor: Actor, keyExpiresAt: Date | null): void {
-    const until = Math.min(Date.now() + TTL_MS, keyExpiresAt ? keyExpiresAt.getTime() : Infinity);
+    const until = Math.min(this.now() + TTL_MS, keyExpiresAt ? keyExpiresAt.getTime() : Infinity);
     this.write(mark, this.actors, keyHash, actor, until);
   }
 
@@ -53,7 +95,7 @@ export class AccessCache {
   }
 
   setAccess(mark: number, channelId: string, userId: string, value: ChannelAccess): void {
-    this.write(mark, this.access, `${channelId}:${userId}`, value, Date.now() + TTL_MS);
+    this.write(mark, this.access, `${channelId}:${userId}`, value, this.now() + TTL_MS);
   }
 
   /** An incoming webhook by its posting id (the hot path of webhook posts). */
@@ -62,7 +104,7 @@ export class AccessCache {
   }
 
   setHook(mark: number, id: string, hook: object): void {
-    this.write(mark, this.hooks, id, hook, Date.now() + TTL_MS);
+    this.write(mark, this.hooks, id, hook, this.now() + TTL_MS);
   }
 
   dropHook(id: string): void {
@@ -109,10 +151,10 @@ export class AccessCache {
   }
 
   private read<T>(map: Map<string, Entry<T>>, key: string): T | undefined {
-    if (!this.enabled) return undefined;
+    if (!this.enabled || !this.fresh()) return undefined;
     const entry = map.get(key);
     if (!entry) return undefined;
-    if (entry.until <= Date.now()) {
+    if (entry.until <= this.now()) {
       map.delete(key);
       return undefined;
     }

@@ -49,6 +49,7 @@ export class StreamReader {
   private started: Promise<void>;
   private markStarted!: () => void;
   private readonly listeners: EntryListener[] = [];
+  private readonly heardListeners: (() => void)[] = [];
   private initialized = false;
   /** The shard's epoch as of the last read (with epochKey). */
   epoch = '';
@@ -64,6 +65,15 @@ export class StreamReader {
   /** Adds a listener called once per entry, in stream order. */
   subscribe(listener: EntryListener): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Adds a listener called after every read that answered (with entries or
+   * after an idle block), once its entries were dispatched: up to then, every
+   * entry published has been seen.
+   */
+  onHeard(listener: () => void): void {
+    this.heardListeners.push(listener);
   }
 
   /** Starts reading from the current end of the streams (or after `startAfter`). */
@@ -117,6 +127,7 @@ export class StreamReader {
           if (epochKey) this.epoch = String(results[results.length - 1]![1]);
           this.initialized = true;
           this.markStarted();
+          for (const heard of this.heardListeners) heard();
         }
         const lastIds = this.lastIds!;
         let res: [string, [string, string[]][]][] | null;
@@ -142,6 +153,7 @@ export class StreamReader {
             this.dispatch(id, fields, stream);
           }
         }
+        for (const heard of this.heardListeners) heard();
       } catch (err) {
         if (this.stopped) break;
         this.o.log.warn({ err: (err as Error).message }, 'event reader: retrying');
