@@ -108,7 +108,7 @@ export const presentApiKey = (row: ApiKeyRow): z.infer<typeof ApiKeySchema> => (
  */
 export async function issueApiKey(
   db: Db,
-  o: { workspaceId: string; userId: string; name: string; expiresAt?: Date | null; key?: string },
+  o: { workspaceId: string; userId: string; name: string; expiresAt?: Date | null; key?: string; parentKeyId?: string | null },
 ): Promise<z.infer<typeof IssuedApiKeySchema>> {
   const material = o.key ? describeKey(o.key) : generateApiKey();
   const [row] = await db<ApiKeyRow>('api_keys')
@@ -119,6 +119,7 @@ export async function issueApiKey(
       prefix: material.prefix,
       key_hash: material.hash,
       expires_at: o.expiresAt ?? null,
+      parent_key_id: o.parentKeyId ?? null,
     } as never)
     .returning('*');
   return { ...presentApiKey(row as ApiKeyRow), key: material.key };

@@ -30,6 +30,8 @@ export interface LimiterOptions {
   points: number;
   /** Window, in seconds. */
   duration: number;
+  /** Consumed points from which a key is blocked in this process's memory (default: `points`; 0: never). */
+  inMemoryBlockOnConsumed?: number;
 }
 
 /** `inMemory`: the insurance limiter, counting while Redis is away (given when the caller uses it directly too). */
@@ -39,7 +41,7 @@ export function createLimiter(o: LimiterOptions, inMemory = new RateLimiterMemor
     keyPrefix: o.keyPrefix,
     points: o.points,
     duration: o.duration,
-    inMemoryBlockOnConsumed: o.points,
+    inMemoryBlockOnConsumed: o.inMemoryBlockOnConsumed ?? o.points,
     rejectIfRedisNotReady: true,
     insuranceLimiter: inMemory,
   });

@@ -3,15 +3,19 @@ import { IssuedApiKeySchema } from '../../../shared/auth.js';
 import { Timestamp, named } from '../../../shared/http/responses.js';
 import { UserSchema } from '../users/users.presenter.js';
 import { Name } from '../users/users.schemas.js';
+import { UNSAFE_EMAIL, emailIdentity } from '../../../shared/identity.js';
 import { Password } from './passwords.js';
 
-/** An email address as people type it; compared without regard to case (contract §12). */
-export const Email = z.email().max(254);
+/** An address this server can compare: it has an identity key (shared/identity.ts; 400 validation_error otherwise). */
+const comparable = <T extends z.ZodString | z.ZodEmail>(schema: T) => schema.refine((s) => emailIdentity(s) !== undefined, UNSAFE_EMAIL);
+
+/** An email address as people type it; compared by its identity key, so without regard to case (contract §12). */
+export const Email = comparable(z.email().max(254));
 
 /** Secrets handed to a browser in a URL fragment: 256-bit base64url. */
 const Secret = z.string().min(1).max(200);
 
-export const SignInBody = z.strictObject({ email: z.string().min(1).max(254), password: z.string().min(1).max(256) });
+export const SignInBody = z.strictObject({ email: comparable(z.string().min(1).max(254)), password: z.string().min(1).max(256) });
 
 export const AcceptInviteBody = z.strictObject({
   token: Secret,

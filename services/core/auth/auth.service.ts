@@ -5,14 +5,15 @@ import type { Actor } from '../../../shared/auth.js';
 import { issueApiKey } from '../../../shared/auth.js';
 import type { Db, Knex } from '../../../shared/db/knex.js';
 import { AppError, forbidden, invalid, notFound } from '../../../shared/errors.js';
-import { recordEvents } from '../../../shared/events.js';
 import type { Runtime } from '../../../shared/runtime.js';
-import { canRemoveMember, isAdmin } from '../users/users.policy.js';
+import { emailIdentity } from '../../../shared/identity.js';
+import { boundedExpiry, lockLiveKey, revokeKeyTrees } from '../api-keys/api-keys.service.js';
+import { asGrantor, canRemoveMember, isAdmin } from '../users/users.policy.js';
 import type { UserRow } from '../users/users.presenter.js';
 import * as users from '../users/users.store.js';
 import { CODE_TTL, issueCode, peekCode, takeCode } from './codes.store.js';
 import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
-import { checkFailures, countFailure, failureKeys, forgetFailures } from './sign-in.limits.js';
+import { attemptKeys, attemptSucceeded, takeAttempt } from './sign-in.limits.js';
 
 const WEB_KEY_DAYS = 30;
 /** Keys a browser holds are named so (contract §10 and §12): a password change ends the others. */
@@ -42,21 +43,31 @@ const resetInvalid = () => new AppError('invalid_credentials', 'this reset link 
 
 const invalidCredentials = () => new AppError('invalid_credentials', 'the email or the password is wrong');
 
-/** A new web key for `user` and the user as they see themselves: the answer of every way in. */
-export async function signedIn(rt: Runtime, db: Db, user: UserRow) {
+/**
+ * A new web key for `user` and the user as they see themselves: the answer of
+ * every way in. `parent`: the key a sign-in link was made with; the new key is
+ * its child (never expires after it, revoked with it).
+ */
+export async function signedIn(rt: Runtime, db: Db, user: UserRow, parent?: { id: string; expires_at: Date | null }) {
+  const ownExpiry = new Date(Date.now() + WEB_KEY_DAYS * 24 * 3600 * 1000);
   const apiKey = await issueApiKey(db, {
     workspaceId: user.workspace_id,
     userId: user.id,
     name: `${WEB_KEY_PREFIX}${new Date().toISOString().slice(0, 10)}`,
-    expiresAt: new Date(Date.now() + WEB_KEY_DAYS * 24 * 3600 * 1000),
+    expiresAt: parent ? boundedExpiry(ownExpiry, parent) : ownExpiry,
+    parentKeyId: parent?.id ?? null,
   });
   return { user: rt.presenters.userTo({ userId: user.id, role: user.role })(user), api_key: apiKey };
 }
 
-/** Active people with this address, oldest first (an address is unique per workspace, not per deployment). */
-export const findPeopleByEmail = (db: Db, email: string): Promise<UserRow[]> =>
+/**
+ * Active people with this identity key (shared/identity.ts emailIdentity),
+ * oldest first (an address is unique per workspace, not per deployment).
+ * Equality on the stored key: SQL never folds case itself.
+ */
+export const findPeopleByEmailKey = (db: Db, emailKey: string): Promise<UserRow[]> =>
   db<UserRow>('users')
-    .whereRaw('lower(email) = lower(?)', [email.trim()])
+    .where('email_key', emailKey)
     .whereNull('deactivated_at')
     .where('is_agent', false)
     .orderBy('seq');
@@ -68,9 +79,11 @@ export const findPeopleByEmail = (db: Db, email: string): Promise<UserRow[]> =>
  * password matches.
  */
 export async function signIn(rt: Runtime, input: { email: string; password: string }, address: string) {
-  const subjects = failureKeys({ email: input.email, address });
-  await checkFailures(rt, subjects);
-  const candidates = (await findPeopleByEmail(rt.db, input.email)).filter((u) => u.password_hash);
+  // The body's schema refused an address without a key (400 validation_error).
+  const emailKey = emailIdentity(input.email)!;
+  const subjects = attemptKeys({ emailKey, address });
+  await takeAttempt(rt, subjects);
+  const candidates = (await findPeopleByEmailKey(rt.db, emailKey)).filter((u) => u.password_hash);
   let user: UserRow | undefined;
   if (candidates.length === 0) await checkPassword(rt, input.password, await dummyHash(rt.config.passwordScryptN));
   for (const candidate of candidates) {
@@ -80,12 +93,11 @@ export async function signIn(rt: Runtime, input: { email: string; password: stri
     }
   }
   if (!user) {
-    await countFailure(rt, subjects);
     rt.metrics.signIns.inc({ method: 'password', outcome: 'invalid_credentials' });
     rt.log.info({ method: 'password', outcome: 'invalid_credentials', address, known_email: candidates.length > 0 }, 'sign-in');
     throw invalidCredentials();
   }
-  await forgetFailures(rt, subjects[0]!);
+  await attemptSucceeded(rt, subjects);
   const result = await signedIn(rt, rt.db, user);
   rt.metrics.signIns.inc({ method: 'password', outcome: 'ok' });
   rt.log.info({ method: 'password', outcome: 'ok', user_id: user.id, address }, 'sign-in');
@@ -97,13 +109,15 @@ export async function exchangeCode(rt: Runtime, code: string) {
   return rt.db.transaction(async (trx) => {
     const row = await takeCode(trx, code, 'sign_in');
     const user = row && (await users.findActiveUser(trx, row.workspace_id, row.user_id));
-    if (!user) {
+    // A sign-in link is worth what the key it was made with is worth now: revoked or expired, nothing.
+    const parent = row?.parent_key_id ? await lockLiveKey(trx, row.parent_key_id).catch(() => null) : undefined;
+    if (!user || parent === null) {
       rt.metrics.signIns.inc({ method: 'code', outcome: 'invalid_code' });
       throw new AppError('invalid_credentials', 'this sign-in code is unknown, used or expired: sign in again');
     }
     rt.metrics.signIns.inc({ method: 'code', outcome: 'ok' });
     rt.log.info({ method: 'code', outcome: 'ok', user_id: user.id }, 'sign-in');
-    return signedIn(rt, trx, user);
+    return signedIn(rt, trx, user, parent);
   });
 }
 
@@ -117,7 +131,18 @@ export const signInCode = (db: Db, user: Pick<UserRow, 'id' | 'workspace_id'>, t
  * exchanges the code for a key of its own, and the link is dead.
  */
 export async function createSignInLink(rt: Runtime, actor: Actor) {
-  const { code, expiresAt } = await signInCode(rt.db, { id: actor.userId, workspace_id: actor.workspaceId }, CODE_TTL.signInLink);
+  // The link dies no later than the key making it, and the key it gives is that key's child.
+  const { code, expiresAt } = await rt.db.transaction(async (trx) => {
+    const parent = await lockLiveKey(trx, actor.keyId);
+    return issueCode(trx, {
+      purpose: 'sign_in',
+      workspaceId: actor.workspaceId,
+      userId: actor.userId,
+      ttlSeconds: CODE_TTL.signInLink,
+      notAfter: parent.expires_at,
+      parentKeyId: parent.id,
+    });
+  });
   return { url: `${rt.config.publicBaseUrl}/#code=${code}`, expires_at: expiresAt };
 }
 
@@ -128,7 +153,13 @@ export async function createPasswordResetLink(rt: Runtime, actor: Actor, userId:
   if (!target) throw notFound('User');
   if (target.is_agent) throw invalid('user_id: agents have no password');
   if (!canRemoveMember(actor, target)) throw forbidden("only an owner resets an owner's password");
-  const { code, expiresAt } = await issueCode(rt.db, { purpose: 'password_reset', workspaceId: target.workspace_id, userId: target.id, ttlSeconds: CODE_TTL.passwordReset });
+  const { code, expiresAt } = await issueCode(rt.db, {
+    purpose: 'password_reset',
+    workspaceId: target.workspace_id,
+    userId: target.id,
+    ttlSeconds: CODE_TTL.passwordReset,
+    createdBy: actor.userId,
+  });
   rt.log.info({ user_id: target.id, by: actor.userId }, 'password reset link made');
   return { url: `${rt.config.publicBaseUrl}/#reset=${code}`, expires_at: expiresAt };
 }
@@ -142,6 +173,12 @@ export async function resetPassword(rt: Runtime, input: { code: string; password
     const row = await takeCode(trx, input.code, 'password_reset');
     const user = row && (await users.findActiveUser(trx, row.workspace_id, row.user_id));
     if (!user) throw resetInvalid();
+    // The link is worth what its maker may do now: removed, demoted, or no longer above the person, it is dead.
+    const maker = row.created_by ? await users.findActiveUser(trx, row.workspace_id, row.created_by) : undefined;
+    if (!maker || maker.is_agent || !canRemoveMember(asGrantor(maker), user)) {
+      rt.metrics.signIns.inc({ method: 'password_reset', outcome: 'maker_gone' });
+      throw resetInvalid();
+    }
     await trx('users').where({ id: user.id }).update({ password_hash: hash });
     await revokeWebKeys(rt, trx, user, null);
     rt.metrics.signIns.inc({ method: 'password_reset', outcome: 'ok' });
@@ -157,13 +194,11 @@ export async function resetPassword(rt: Runtime, input: { code: string; password
 export async function changePassword(rt: Runtime, trx: Knex.Transaction, actor: Actor, user: UserRow, input: { password: string; current_password?: string }, address: string) {
   if (user.is_agent) throw forbidden('agents sign in with keys, not passwords');
   if (user.password_hash) {
-    const subjects = failureKeys({ userId: user.id, address });
-    await checkFailures(rt, subjects);
     if (input.current_password === undefined) throw invalid('current_password: is required to change the password');
-    if (!(await checkPassword(rt, input.current_password, user.password_hash))) {
-      await countFailure(rt, subjects);
-      throw invalid('current_password: is not the current password');
-    }
+    const subjects = attemptKeys({ userId: user.id, address });
+    await takeAttempt(rt, subjects);
+    if (!(await checkPassword(rt, input.current_password, user.password_hash))) throw invalid('current_password: is not the current password');
+    await attemptSucceeded(rt, subjects);
   }
   const hash = await newPasswordHash(rt, input.password);
   await trx('users').where({ id: user.id }).update({ password_hash: hash });
@@ -171,20 +206,19 @@ export async function changePassword(rt: Runtime, trx: Knex.Transaction, actor: 
   rt.log.info({ user_id: user.id }, 'password changed');
 }
 
-/** Ends a person's web keys but `keep`, and the streams opened with them (the api_key.revoked event). */
+/**
+ * Ends a person's web keys but `keep`, every key made from them (the keys a
+ * session minted end with the session), and the streams opened with them
+ * (the api_key.revoked events).
+ */
 async function revokeWebKeys(rt: Runtime, trx: Knex.Transaction, user: Pick<UserRow, 'id' | 'workspace_id'>, keep: string | null) {
-  const revoked: { id: string }[] = await trx('api_keys')
+  const webKeys: string[] = await trx('api_keys')
     .where({ user_id: user.id })
     .whereNull('revoked_at')
     .whereLike('name', `${WEB_KEY_PREFIX}%`)
     .modify((q) => {
       if (keep) q.whereNot('id', keep);
     })
-    .update({ revoked_at: trx.fn.now() })
-    .returning('id');
-  await recordEvents(
-    rt,
-    trx,
-    revoked.map(({ id }) => ({ type: 'api_key.revoked' as const, to: { scope: 'users' as const, workspace_id: user.workspace_id, user_ids: [user.id] }, data: { key_id: id } })),
-  );
+    .pluck('id');
+  await revokeKeyTrees(rt, trx, webKeys, keep);
 }

@@ -18,7 +18,8 @@ import type { Runtime } from '../../../shared/runtime.js';
 import { presentUser, type UserRow } from '../users/users.presenter.js';
 import { enforceUserLimit } from '../users/users.service.js';
 import * as users from '../users/users.store.js';
-import { findPeopleByEmail, signInCode } from './auth.service.js';
+import { emailIdentity } from '../../../shared/identity.js';
+import { findPeopleByEmailKey, signInCode } from './auth.service.js';
 import { CODE_TTL } from './codes.store.js';
 
 export const OIDC_COOKIE = 'axid_oidc';
@@ -26,7 +27,15 @@ const PENDING_SECONDS = 600;
 const CALLBACK_PATH = '/api/v1/auth/oidc/callback';
 
 /** Why a sign-in failed, as the web app reads it from `#sign_in_error=` (services/web/src/lib/sign-in.ts). */
-export type SsoFailure = 'sso_not_configured' | 'sso_unavailable' | 'sso_state' | 'sso_failed' | 'email_unverified' | 'no_account' | 'user_limit_reached';
+export type SsoFailure =
+  | 'sso_not_configured'
+  | 'sso_unavailable'
+  | 'sso_state'
+  | 'sso_failed'
+  | 'email_unverified'
+  | 'email_unsupported'
+  | 'no_account'
+  | 'user_limit_reached';
 
 export class SsoError extends Error {
   constructor(readonly code: SsoFailure) {
@@ -121,7 +130,11 @@ export async function finishSignIn(rt: Runtime, query: string, cookieState: stri
   if (!claims) throw new SsoError('sso_failed');
   const email = typeof claims.email === 'string' ? claims.email.trim() : '';
   if (!email || claims.email_verified !== true) throw new SsoError('email_unverified');
-  const known = async () => (await findPeopleByEmail(rt.db, email))[0];
+  // Matched by the one identity key (shared/identity.ts), as sign-in and storage are: a verified
+  // address that differs from a person's only by a fold another system reads otherwise is refused, never matched.
+  const emailKey = emailIdentity(email);
+  if (!emailKey) throw new SsoError('email_unsupported');
+  const known = async () => (await findPeopleByEmailKey(rt.db, emailKey))[0];
   let user = await known();
   if (!user && rt.config.oidc!.autoCreate) {
     // Two first sign-ins racing: the second finds the person the first made.

@@ -10,11 +10,13 @@ import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
 import { isUuid } from '../../../shared/ids.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { newPasswordHash, signedIn } from '../auth/auth.service.js';
-import { canCreateUsers } from '../users/users.policy.js';
+import { emailIdentity } from '../../../shared/identity.js';
+import { asGrantor, canCreateUsers } from '../users/users.policy.js';
 import { presentUser } from '../users/users.presenter.js';
 import { emailTaken, enforceUserLimit, nameTaken } from '../users/users.service.js';
 import * as users from '../users/users.store.js';
-import { presentInvite } from './invites.presenter.js';
+import { presentInvite, type InviteRow } from './invites.presenter.js';
+import type { Knex } from '../../../shared/db/knex.js';
 import * as store from './invites.store.js';
 
 const DEFAULT_HOURS = 168;
@@ -49,6 +51,19 @@ export async function revokeInvite(rt: Runtime, actor: Actor, id: string) {
   if (!isUuid(id) || (await store.revokeInvite(rt.db, actor.workspaceId, id)) === 0) throw notFound('Invite');
 }
 
+/**
+ * An invite is worth what its maker may grant now (issue 33): removed, demoted
+ * below the invite's role, or no longer able to invite, and it grants nothing
+ * (403: ask for a new one). Checked when it is used, whatever happened since.
+ */
+async function requireGrantor(trx: Knex.Transaction, invite: InviteRow) {
+  const maker = await users.findActiveUser(trx, invite.workspace_id, invite.created_by);
+  const grantor = maker && asGrantor(maker);
+  if (!grantor || !canCreateUsers(grantor) || (invite.role === 'owner' && grantor.role !== 'owner')) {
+    throw forbidden(`whoever made this invite may no longer grant its role (${invite.role}): ask for a new invite`);
+  }
+}
+
 /** POST /auth/accept-invite: a new person from a live invite, signed in with a web key. */
 export async function acceptInvite(rt: Runtime, input: { token: string; name: string; display_name?: string | null; email: string; password: string }) {
   // A made-up token costs one indexed read, never a 64 MiB hash; the slow hash
@@ -66,7 +81,8 @@ export async function acceptInvite(rt: Runtime, input: { token: string; name: st
         rt.metrics.signIns.inc({ method: 'invite', outcome: 'invite_invalid' });
         throw inviteInvalid('this invite is unknown, used, revoked or expired: ask for a new one');
       }
-      if (invite.email && invite.email.toLowerCase() !== email.toLowerCase()) throw inviteInvalid('this invite is for another email address');
+      if (invite.email && emailIdentity(invite.email) !== emailIdentity(email)) throw inviteInvalid('this invite is for another email address');
+      await requireGrantor(trx, invite);
       await enforceUserLimit(trx, invite.workspace_id);
       const user = await users.insertUser(trx, {
         workspace_id: invite.workspace_id,

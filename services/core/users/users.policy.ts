@@ -16,3 +16,12 @@ export const canAssignRole = (actor: Actor, from: WorkspaceRole, to: WorkspaceRo
 
 export const canRemoveMember = (actor: Actor, target: { role: WorkspaceRole }) =>
   isAdmin(actor) && (actor.role === 'owner' || target.role !== 'owner');
+
+/** A person as the grantor of what they made (an invite, a reset link), judged by their role now. */
+export const asGrantor = (user: { id: string; workspace_id: string; role: WorkspaceRole; is_agent: boolean }): Actor => ({
+  keyId: '',
+  userId: user.id,
+  workspaceId: user.workspace_id,
+  role: user.role,
+  isAgent: user.is_agent,
+});

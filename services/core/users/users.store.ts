@@ -1,5 +1,6 @@
 import { runPrepared, type Db, type Knex, type PreparedStatement } from '../../../shared/db/knex.js';
 import { isUuid } from '../../../shared/ids.js';
+import { emailIdentity } from '../../../shared/identity.js';
 import type { WorkspaceRow } from '../workspaces/workspaces.presenter.js';
 import type { UserRow } from './users.presenter.js';
 
@@ -41,16 +42,24 @@ export const insertUser = async (
   db: Db,
   user: Pick<UserRow, 'workspace_id' | 'name' | 'display_name' | 'avatar_url' | 'role' | 'is_agent'> & Partial<Pick<UserRow, 'email' | 'password_hash'>>,
 ): Promise<UserRow> => {
-  const [row] = await db<UserRow>('users').insert(user).returning('*');
+  const [row] = await db<UserRow>('users').insert(withEmailKey(user)).returning('*');
   return row as UserRow;
 };
+
+/**
+ * The stored identity key beside an address (shared/identity.ts): written with
+ * every address, compared by equality. Callers validated the address (the
+ * Email schema, single sign-on's claim check); one without a key stores none.
+ */
+const withEmailKey = <T extends { email?: string | null }>(row: T): T & { email_key?: string | null } =>
+  row.email === undefined ? row : { ...row, email: row.email === null ? null : row.email.trim(), email_key: row.email === null ? null : (emailIdentity(row.email) ?? null) };
 
 export const updateUser = async (
   db: Db,
   userId: string,
   patch: Partial<Pick<UserRow, 'name' | 'display_name' | 'avatar_url' | 'role' | 'email'>>,
 ): Promise<UserRow> => {
-  const [row] = await db<UserRow>('users').where({ id: userId }).update(patch).returning('*');
+  const [row] = await db<UserRow>('users').where({ id: userId }).update(withEmailKey(patch)).returning('*');
   return row as UserRow;
 };
 

@@ -3,7 +3,7 @@ import { ApiKeySchema, IssuedApiKeySchema, issueApiKey, presentApiKey, type ApiK
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
 import { isUuid } from '../../../../shared/ids.js';
 import { notFound } from '../../../../shared/errors.js';
-import { recordEvents } from '../../../../shared/events.js';
+import { issueChildKey, revokeKeyTrees } from '../../../core/api-keys/api-keys.service.js';
 import { PageQuery, decodeCursor, list, ok, pageOf } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
 
@@ -42,26 +42,41 @@ export function apiKeyRoutes(routes: RouteTable) {
       return list(pageOf(rows, query.limit, presentApiKey));
     })
     .add(
-      { method: 'post', path: '/api-keys', summary: 'Create a key; the secret is in this response only', tag, body: CreateKeyBody, status: 201, response: dataOf(IssuedApiKeySchema) },
+      {
+        method: 'post',
+        path: '/api-keys',
+        summary: 'Create a key; the secret is in this response only',
+        tag,
+        body: CreateKeyBody,
+        status: 201,
+        response: dataOf(IssuedApiKeySchema),
+        until: 2,
+      },
       async ({ rt, actor, body }) =>
         ok(await issueApiKey(rt.db, { workspaceId: actor.workspaceId, userId: actor.userId, name: body.name, expiresAt: body.expires_at })),
+    )
+    .add(
+      {
+        method: 'post',
+        path: '/api-keys',
+        summary: 'Create a key; the secret is in this response only',
+        description:
+          'Answers 201 with `{data: IssuedApiKey}`. The new key is made from the key calling: it never expires after it (no `expires_at`, or a later one, gives the calling key\'s expiry) and it is revoked when the calling key is revoked (docs/security.md, "Derived credentials").',
+        tag,
+        body: CreateKeyBody,
+        status: 201,
+        response: dataOf(IssuedApiKeySchema),
+        since: 3,
+      },
+      async ({ rt, actor, body }) => ok(await issueChildKey(rt, actor, { name: body.name, expiresAt: body.expires_at })),
     )
     .add({ method: 'delete', path: '/api-keys/{key_id}', summary: 'Revoke a key', tag, params: KeyParams }, async ({ rt, actor, params }) => {
       if (!isUuid(params.key_id)) throw notFound('API key');
       await rt.db.transaction(async (trx) => {
-        const revoked = await trx('api_keys')
-          .where({ id: params.key_id, user_id: actor.userId })
-          .whereNull('revoked_at')
-          .update({ revoked_at: trx.fn.now() });
-        if (revoked === 0) throw notFound('API key');
-        // Open streams authenticated with this key end (the gateway listens).
-        await recordEvents(rt, trx, [
-          {
-            type: 'api_key.revoked',
-            to: { scope: 'users', workspace_id: actor.workspaceId, user_ids: [actor.userId] },
-            data: { key_id: params.key_id },
-          },
-        ]);
+        const own = await trx('api_keys').where({ id: params.key_id, user_id: actor.userId }).whereNull('revoked_at').first('id');
+        if (!own) throw notFound('API key');
+        // Open streams authenticated with this key end (the gateway listens); keys made from it end with it.
+        await revokeKeyTrees(rt, trx, [params.key_id]);
       });
     });
 }

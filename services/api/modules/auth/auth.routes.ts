@@ -74,7 +74,9 @@ export function authRoutes(routes: RouteTable) {
         body: AcceptInviteBody,
         status: 201,
         response: dataOf(SignedInSchema),
-        errors: ['invite_invalid', 'user_limit_reached', 'name_taken', 'conflict'],
+        description:
+          "Needs no key. Answers 201 with `{data: SignedIn}`. An unknown, used, revoked or expired token: 400 `invite_invalid`. An invite whose maker was since removed, or may no longer grant its role (demoted): 403 `forbidden` (docs/security.md, \"Derived credentials\").",
+        errors: ['invite_invalid', 'forbidden', 'user_limit_reached', 'name_taken', 'conflict'],
         since: 3,
       },
       async ({ rt, body }) => ok(await acceptInvite(rt, body)),
@@ -142,7 +144,7 @@ export function authRoutes(routes: RouteTable) {
         path: '/auth/oidc/callback',
         summary: "The identity provider's redirect back: signs the person in",
         description:
-          "Needs no key. Answers 302 to `/#code=<one-time code>` (exchange it with `POST /auth/exchange` within 60 s) or to `/#sign_in_error=<code>`: `sso_state` (this browser did not start the flow, or it was used), `sso_failed`, `email_unverified`, `no_account`, `user_limit_reached`, `sso_unavailable`, `sso_not_configured`.",
+          "Needs no key. Answers 302 to `/#code=<one-time code>` (exchange it with `POST /auth/exchange` within 60 s) or to `/#sign_in_error=<code>`: `sso_state` (this browser did not start the flow, or it was used), `sso_failed`, `email_unverified`, `email_unsupported` (an address that cannot be compared safely: docs/security.md, \"One identity\"), `no_account`, `user_limit_reached`, `sso_unavailable`, `sso_not_configured`.",
         tag,
         auth: 'none',
         status: 302,

@@ -195,7 +195,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key; the secret is in this response only
-         * @description Create a key; the secret is in this response only. Needs an API key. Answers 201 with `{data: IssuedApiKey}`.
+         * @description Answers 201 with `{data: IssuedApiKey}`. The new key is made from the key calling: it never expires after it (no `expires_at`, or a later one, gives the calling key's expiry) and it is revoked when the calling key is revoked (docs/security.md, "Derived credentials").
          */
         post: operations["postApiV1ApiKeys"];
         delete?: never;
@@ -275,7 +275,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invite: creates the person with the invite's role and signs them in
-         * @description Accept an invite: creates the person with the invite's role and signs them in. Needs no key. Answers 201 with `{data: SignedIn}`.
+         * @description Needs no key. Answers 201 with `{data: SignedIn}`. An unknown, used, revoked or expired token: 400 `invite_invalid`. An invite whose maker was since removed, or may no longer grant its role (demoted): 403 `forbidden` (docs/security.md, "Derived credentials").
          */
         post: operations["postApiV1AuthAcceptInvite"];
         delete?: never;
@@ -373,7 +373,7 @@ export interface paths {
         };
         /**
          * The identity provider's redirect back: signs the person in
-         * @description Needs no key. Answers 302 to `/#code=<one-time code>` (exchange it with `POST /auth/exchange` within 60 s) or to `/#sign_in_error=<code>`: `sso_state` (this browser did not start the flow, or it was used), `sso_failed`, `email_unverified`, `no_account`, `user_limit_reached`, `sso_unavailable`, `sso_not_configured`.
+         * @description Needs no key. Answers 302 to `/#code=<one-time code>` (exchange it with `POST /auth/exchange` within 60 s) or to `/#sign_in_error=<code>`: `sso_state` (this browser did not start the flow, or it was used), `sso_failed`, `email_unverified`, `email_unsupported` (an address that cannot be compared safely: docs/security.md, "One identity"), `no_account`, `user_limit_reached`, `sso_unavailable`, `sso_not_configured`.
          */
         get: operations["getApiV1AuthOidcCallback"];
         put?: never;
@@ -1965,19 +1965,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Error with code `user_limit_reached` */
-        UserLimitReached: {
-            headers: {
-                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
-                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description Error with code `validation_error` */
         ValidationError: {
             headers: {
@@ -2713,7 +2700,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ValidationErrorOrInviteInvalid"];
-            403: components["responses"]["UserLimitReached"];
+            403: components["responses"]["ForbiddenOrUserLimitReached"];
             409: components["responses"]["NameTakenOrConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -43,6 +43,7 @@ export function signInErrorText(code: string): string {
     sso_failed: 'Single sign-on did not complete. Try again.',
     sso_state: 'The single sign-on answer did not match this browser’s request. Start again from this page.',
     email_unverified: 'Your identity provider did not confirm your email address, so it cannot sign you in here.',
+    email_unsupported: 'Your email address has characters this server cannot compare safely, so it cannot sign you in here. Ask an admin.',
     no_account: 'No account in this workspace has your email address. Ask an admin for an invite.',
     user_limit_reached: 'This workspace has no free seat for a new member. Ask an admin.',
     sso_unavailable: 'The identity provider could not be reached. Try again shortly.',

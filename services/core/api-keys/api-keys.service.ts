@@ -1,0 +1,75 @@
+// Keys made from keys (issue 33; docs/security.md, "Derived credentials"):
+// at level 3 a key made with another key (POST /api-keys, the web key a
+// sign-in link gives) records its parent, never expires after it, and is
+// revoked with it. Level 2 records no parent, so its keys behave as before.
+import { issueApiKey } from '../../../shared/auth.js';
+import type { Knex } from '../../../shared/db/knex.js';
+import { AppError } from '../../../shared/errors.js';
+import { recordEvents } from '../../../shared/events.js';
+import type { Runtime } from '../../../shared/runtime.js';
+
+export interface ParentKey {
+  id: string;
+  expires_at: Date | null;
+}
+
+const parentGone = () => new AppError('unauthorized', 'the key this was made with is revoked or expired: sign in again');
+
+/**
+ * The parent key, live, locked FOR SHARE until the transaction ends: a
+ * revocation of it (an UPDATE) waits, and then finds the child this
+ * transaction makes.
+ */
+export async function lockLiveKey(trx: Knex.Transaction, keyId: string): Promise<ParentKey> {
+  const row = await trx('api_keys').where({ id: keyId }).whereNull('revoked_at').forShare().first('id', 'expires_at');
+  if (!row || (row.expires_at && new Date(row.expires_at).getTime() <= Date.now())) throw parentGone();
+  return row as ParentKey;
+}
+
+/** `wanted` bounded by the parent's expiry: none, or a later one, becomes the parent's. */
+export const boundedExpiry = (wanted: Date | null | undefined, parent: ParentKey): Date | null => {
+  const limit = parent.expires_at ? new Date(parent.expires_at) : null;
+  if (!limit) return wanted ?? null;
+  return wanted && wanted.getTime() < limit.getTime() ? wanted : limit;
+};
+
+/** POST /api-keys at level 3: a key for the caller, child of the key making it. */
+export function issueChildKey(rt: Runtime, parent: { keyId: string; workspaceId: string; userId: string }, o: { name: string; expiresAt?: Date | null }) {
+  return rt.db.transaction(async (trx) => {
+    const parentKey = await lockLiveKey(trx, parent.keyId);
+    return issueApiKey(trx, { workspaceId: parent.workspaceId, userId: parent.userId, name: o.name, expiresAt: boundedExpiry(o.expiresAt, parentKey), parentKeyId: parentKey.id });
+  });
+}
+
+/**
+ * Revokes the keys `rootIds` (already revoked or not) and every key made from
+ * them, down the tree, but `keep` and what was made from it; each newly
+ * revoked key gets its api_key.revoked event (open streams end, caches drop it).
+ * Two statements: the roots first (an UPDATE, which waits for a child being
+ * made under FOR SHARE), then the descendants, read after that child commits.
+ */
+export async function revokeKeyTrees(rt: Runtime, trx: Knex.Transaction, rootIds: string[], keep: string | null = null): Promise<string[]> {
+  if (rootIds.length === 0) return [];
+  const roots: { id: string; user_id: string; workspace_id: string }[] = await trx('api_keys')
+    .whereIn('id', rootIds)
+    .whereNull('revoked_at')
+    .update({ revoked_at: trx.fn.now() })
+    .returning(['id', 'user_id', 'workspace_id']);
+  const { rows: descendants } = await trx.raw<{ rows: { id: string; user_id: string; workspace_id: string }[] }>(
+    `WITH RECURSIVE tree AS (
+       SELECT k.id FROM api_keys k WHERE k.parent_key_id = ANY(?::uuid[]) AND k.id IS DISTINCT FROM ?::uuid
+       UNION
+       SELECT k.id FROM api_keys k JOIN tree t ON k.parent_key_id = t.id WHERE k.id IS DISTINCT FROM ?::uuid
+     )
+     UPDATE api_keys SET revoked_at = now() WHERE id IN (SELECT id FROM tree) AND revoked_at IS NULL
+     RETURNING id, user_id, workspace_id`,
+    [rootIds, keep, keep],
+  );
+  const revoked = [...roots, ...descendants];
+  await recordEvents(
+    rt,
+    trx,
+    revoked.map((k) => ({ type: 'api_key.revoked' as const, to: { scope: 'users' as const, workspace_id: k.workspace_id, user_ids: [k.user_id] }, data: { key_id: k.id } })),
+  );
+  return revoked.map((k) => k.id);
+}
