@@ -123,13 +123,14 @@ describe('one identity per email address, through every path (level 3)', functio
       let same = 0;
       for (const v of others) {
         const res = await signIn(emailOf(v), PASSWORD);
-        const expected = { refused: 400, same: 200, distinct: 401 }[viaSso.get(v) as 'refused' | 'same' | 'distinct'];
+        const kind = viaSso.get(v) as 'refused' | 'same' | 'distinct';
+        const expected = { refused: 400, same: 200, distinct: 401 }[kind];
         expect(res.status, `${at} ${JSON.stringify(v)} (single sign-on: ${viaSso.get(v)})`).to.equal(expected);
         if (res.status === 200) {
           expect(res.body.data.user.id).to.equal(home.userId);
           same++;
         }
-        tally[({ 400: 'refusedEverywhere', 200: 'sameEverywhere', 401: 'distinctEverywhere' } as const)[expected]]++;
+        tally[({ refused: 'refusedEverywhere', same: 'sameEverywhere', distinct: 'distinctEverywhere' } as const)[kind]]++;
       }
       if (!others.some((v) => viaSso.get(v) !== 'refused')) return;
 
