@@ -13,7 +13,7 @@ describe('sign-in: link fragments in the web app', () => {
   });
 
   it('explains every single sign-on failure, and an unknown one in general words', () => {
-    for (const code of ['sso_not_configured', 'sso_unavailable', 'sso_state', 'sso_failed', 'email_unverified', 'no_account', 'user_limit_reached']) {
+    for (const code of ['sso_not_configured', 'sso_unavailable', 'sso_state', 'sso_failed', 'email_unverified', 'email_unsupported', 'no_account', 'user_limit_reached']) {
       expect(signInErrorText(code), code).to.not.equal(signInErrorText('something-else'));
     }
     expect(signInErrorText('<script>')).to.equal('Signing in did not complete. Try again.');
