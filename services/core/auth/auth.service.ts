@@ -41,6 +41,12 @@ export async function newPasswordHash(rt: Runtime, password: string): Promise<st
 
 const resetInvalid = () => new AppError('invalid_credentials', 'this reset link is unknown, used or expired: ask an admin for a new one');
 
+/** A refusal of ours becomes null; a dependency's failure goes on (a 503, not a 401). */
+const nullWhenRefused = (err: unknown) => {
+  if (err instanceof AppError) return null;
+  throw err;
+};
+
 const invalidCredentials = () => new AppError('invalid_credentials', 'the email or the password is wrong');
 
 /**
@@ -110,7 +116,7 @@ export async function exchangeCode(rt: Runtime, code: string) {
     const row = await takeCode(trx, code, 'sign_in');
     const user = row && (await users.findActiveUser(trx, row.workspace_id, row.user_id));
     // A sign-in link is worth what the key it was made with is worth now: revoked or expired, nothing.
-    const parent = row?.parent_key_id ? await lockLiveKey(trx, row.parent_key_id).catch(() => null) : undefined;
+    const parent = row?.parent_key_id ? await lockLiveKey(trx, row.parent_key_id).catch(nullWhenRefused) : undefined;
     if (!user || parent === null) {
       rt.metrics.signIns.inc({ method: 'code', outcome: 'invalid_code' });
       throw new AppError('invalid_credentials', 'this sign-in code is unknown, used or expired: sign in again');
