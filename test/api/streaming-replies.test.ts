@@ -98,6 +98,41 @@ describe('streamed agent replies (level 3)', () => {
     expect(frame.data.message.content).to.equal('see [here](#)');
   });
 
+  it('indexes a streamed reply once, when it is finished, not on every append; an append to a 38 KB reply costs about what one to a small reply does', async function () {
+    this.timeout(60_000);
+    const channelId = await newChannel();
+    const base = `/api/v1/channels/${channelId}/messages`;
+    const paragraph = 'Some **bold** text with a [link](https://example.com) and <b>tag</b> here.\n\n';
+    const big = expectOk(await ws.owner.post(base, { content: paragraph.repeat(480), streaming: true }), 201).data.id;
+    const small = expectOk(await ws.owner.post(base, { content: paragraph, streaming: true }), 201).data.id;
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const appendTimes = async (id: string, n: number) => {
+      const times: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const started = performance.now();
+        expectOk(await ws.owner.post(`${base}/${id}/append`, { content: i % 2 ? 'x' : ' zebra0word <i>more</i>\n\n' }));
+        times.push(performance.now() - started);
+      }
+      return times;
+    };
+    await appendTimes(big, 2);
+    await appendTimes(small, 2);
+    const bigTimes: number[] = [];
+    const smallTimes: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      bigTimes.push(...(await appendTimes(big, 10)));
+      smallTimes.push(...(await appendTimes(small, 10)));
+    }
+    console.log(`      append p50: ${median(bigTimes).toFixed(1)} ms to a 38 KB reply, ${median(smallTimes).toFixed(1)} ms to a small one`);
+
+    // Search words: written when the reply is finished, not on every append.
+    const indexed = (id: string) => s.rt.db('message_search').where({ message_id: id }).whereRaw(`words @@ to_tsquery('simple', 'zebra0word')`).first('message_id');
+    expect(await indexed(big)).to.equal(undefined);
+    expectOk(await ws.owner.post(`${base}/${big}/finish`, {}));
+    expect(await indexed(big)).to.not.equal(undefined);
+    expect(median(bigTimes) / median(smallTimes)).to.be.below(2);
+  });
+
   it('renders streaming in history pages byte for byte as GET gives it, and a level-2 stack knows nothing of it', async () => {
     const channelId = await newChannel();
     const base = `/api/v1/channels/${channelId}/messages`;
