@@ -98,6 +98,20 @@ describe('streamed agent replies (level 3)', () => {
     expect(frame.data.message.content).to.equal('see [here](#)');
   });
 
+  it('keeps the settled part exactly as it was, counted in characters (emoji, accents, CJK) across appends and after an edit', async () => {
+    const channelId = await newChannel();
+    const base = `/api/v1/channels/${channelId}/messages`;
+    const m = expectOk(await ws.owner.post(base, { content: '😀 première\n\n- 😀 one\n- 二 two', streaming: true }), 201).data;
+    let expected = '😀 première\n\n- 😀 one\n- 二 two';
+    for (const delta of [' 🎉', '\n- three 😀', '\n\n<b>bold</b> é', ' and <i>more</i>', '\n\nend 👋']) {
+      expected += delta;
+      expect(expectOk(await ws.owner.post(`${base}/${m.id}/append`, { content: delta })).data.content).to.equal(expected);
+    }
+    expect(expectOk(await ws.owner.patch(`${base}/${m.id}`, { content: '👋 edited\n\nstill 😀' })).data.content).to.equal('👋 edited\n\nstill 😀');
+    expect(expectOk(await ws.owner.post(`${base}/${m.id}/append`, { content: ' going 🎉' })).data.content).to.equal('👋 edited\n\nstill 😀 going 🎉');
+    expect(expectOk(await ws.owner.get(`${base}/${m.id}`)).data.content).to.equal('👋 edited\n\nstill 😀 going 🎉');
+  });
+
   it('indexes a streamed reply once, when it is finished, not on every append; an append to a 38 KB reply costs about what one to a small reply does', async function () {
     this.timeout(60_000);
     const channelId = await newChannel();

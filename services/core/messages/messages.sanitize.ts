@@ -186,28 +186,18 @@ export function settledLength(markdown: string): number {
   return at;
 }
 
-/** A streaming reply's stored content and how much of it is settled (`settledLength`; null: not known yet). */
-export interface StreamedContent {
-  content: string;
-  settled: number | null;
-}
-
 /**
- * A streamed reply after an append: what follows the settled part is
- * sanitized again with `delta`, and the settled part grows. `appended` is
- * what the stored content gained when it only grew, null when sanitizing
- * changed text already sent (the whole message must be sent again then).
+ * An append to a streamed reply: `open` is the reply's content after its
+ * settled part (sanitized already), `delta` the text appended. Returns the
+ * new open part, `tail` (`open + delta` sanitized), how much of its start is
+ * settled now (`settles`, in UTF-16 units), and `appended`: what the stored
+ * content gained when it only grew, null when sanitizing changed text already
+ * sent (the whole message must be sent again then). The settled part is not
+ * read at all.
  */
-export function appendSanitized(current: StreamedContent, delta: string): { content: string; settled: number; appended: string | null } {
-  // Stored content is sanitized already (posted, edited): where it settles is read, not sanitized again.
-  const settled = Math.min(Math.max(0, current.settled ?? settledLength(current.content)), current.content.length);
-  const open = current.content.slice(settled);
+export function sanitizeAppend(open: string, delta: string): { tail: string; settles: number; appended: string | null } {
   const tail = sanitizeContent(open + delta);
-  return {
-    content: current.content.slice(0, settled) + tail,
-    settled: settled + settledLength(tail),
-    appended: tail.startsWith(open) ? tail.slice(open.length) : null,
-  };
+  return { tail, settles: settledLength(tail), appended: tail.startsWith(open) ? tail.slice(open.length) : null };
 }
 
 /** How many rounds of both passes content may take to settle (each round usually changes nothing). */

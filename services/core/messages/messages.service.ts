@@ -14,7 +14,7 @@ import type { Runtime } from '../../../shared/runtime.js';
 import { cachedReadable, requireReadable, type ChannelKind } from '../channels/channels.access.js';
 import { canDeleteMessage, canEditMessage, canParticipate } from './messages.policy.js';
 import { presentMessageEdit, presentReaction, type ContentDocument, type MessageDisplay, type MessageObject, type MessageRow } from './messages.presenter.js';
-import { appendSanitized, sanitizeContent } from './messages.sanitize.js';
+import { sanitizeAppend, sanitizeContent, settledLength } from './messages.sanitize.js';
 import { Content, MAX_CONTENT, Metadata, isEmoji, type AppendInput, type FinishInput, type ListMessagesInput, type PostMessageInput, type UpdateMessageInput } from './messages.schemas.js';
 import { charCount } from '../channels/channels.schemas.js';
 import * as store from './messages.store.js';
@@ -379,9 +379,18 @@ export async function appendToMessage(rt: Runtime, actor: Actor, channelId: stri
   const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   return rt.db.transaction(async (trx) => {
     const row = await lockStreaming(rt, trx, actor, channel.id, messageId);
-    if (charCount(row.content) + charCount(body.content) > MAX_CONTENT) throw invalid(`content: the message would be longer than ${MAX_CONTENT} characters`);
-    const next = appendSanitized({ content: row.content, settled: row.stream_settled }, body.content);
-    const updated = await store.appendContent(trx, row.id, next.content, next.settled);
+    if (row.length + charCount(body.content) > MAX_CONTENT) throw invalid(`content: the message would be longer than ${MAX_CONTENT} characters`);
+    // Settled and open parts are counted in characters, as the database counts them.
+    let settled = row.stream_settled ?? 0;
+    let open = row.open_content;
+    if (row.stream_settled === null) {
+      // Posted or edited content is sanitized already: where it settles is read, not sanitized again.
+      const at = settledLength(open);
+      settled = charCount(open.slice(0, at));
+      open = open.slice(at);
+    }
+    const next = sanitizeAppend(open, body.content);
+    const updated = await store.appendContent(trx, row.id, { keep: settled, tail: next.tail, settled: settled + charCount(next.tail.slice(0, next.settles)) });
     const to = channelScope(actor.workspaceId, channel.id);
     if (next.appended !== null) {
       const delta = { message_id: row.id, channel_id: channel.id, content_delta: next.appended };

@@ -504,13 +504,28 @@ export const replaceContent = async (db: Db, id: string, patch: Record<string, u
 
 /** A message of the channel, locked until the transaction ends (streamed replies). */
 export const lockMessage = (trx: Knex.Transaction, channelId: string, messageId: string) =>
-  trx('messages').where({ id: messageId, channel_id: channelId }).forUpdate().first('id', 'author_id', 'content', 'streaming', 'stream_settled') as Promise<
-    { id: string; author_id: string | null; content: string; streaming: boolean; stream_settled: number | null } | undefined
-  >;
+  trx('messages')
+    .where({ id: messageId, channel_id: channelId })
+    .forUpdate()
+    .first(
+      'id',
+      'author_id',
+      'streaming',
+      'stream_settled',
+      trx.raw('char_length(content) AS length'),
+      // A streaming reply's unsettled part only (migration 110): an append never reads, sends or keeps the rest in memory.
+      trx.raw('substr(content, coalesce(stream_settled, 0) + 1) AS open_content'),
+    ) as Promise<{ id: string; author_id: string | null; streaming: boolean; stream_settled: number | null; length: number; open_content: string } | undefined>;
 
-/** Sets a streamed reply's content, how much of it is settled (migration 110) and its last activity; not an edit (edited_at stays). */
-export const appendContent = async (trx: Knex.Transaction, id: string, content: string, settled: number) => {
-  await trx('messages').where({ id }).update({ content, stream_settled: settled, streaming_at: trx.fn.now() });
+/**
+ * Keeps the first `keep` characters of a streamed reply's content, puts
+ * `tail` after them, and records that `settled` characters are settled now
+ * (migration 110) and its last activity; not an edit (edited_at stays).
+ */
+export const appendContent = async (trx: Knex.Transaction, id: string, o: { keep: number; tail: string; settled: number }) => {
+  await trx('messages')
+    .where({ id })
+    .update({ content: trx.raw('left(content, ?) || ?', [o.keep, o.tail]), stream_settled: o.settled, streaming_at: trx.fn.now() });
   return id;
 };
 
