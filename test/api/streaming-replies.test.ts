@@ -112,6 +112,50 @@ describe('streamed agent replies (level 3)', () => {
     expect(expectOk(await ws.owner.get(`${base}/${m.id}`)).data.content).to.equal('👋 edited\n\nstill 😀 going 🎉');
   });
 
+  it("keeps another user's requests beside heavy appends to 38 KB replies as fast as beside the same appends to small ones (p99 within 2x)", async function () {
+    this.timeout(180_000);
+    const other = await ws.user();
+    const channelId = await newChannel();
+    const base = `/api/v1/channels/${channelId}/messages`;
+    const paragraph = 'Some **bold** text with a [link](https://example.com) and <b>tag</b> here.\n\n';
+    const replies = async (paragraphs: number) => {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push(expectOk(await ws.owner.post(base, { content: paragraph.repeat(paragraphs), streaming: true }), 201).data.id);
+      return ids;
+    };
+    const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil((p / 100) * xs.length) - 1)]!;
+    let appends = 0;
+    /** Another user's requests, timed, while three appenders (1-byte deltas and paragraphs with HTML) stream into `ids`. */
+    async function besideAppends(ids: string[], n: number) {
+      let on = true;
+      const loops = ids.map(async (id) => {
+        for (let i = 0; on && i < 60; i++) {
+          expectOk(await ws.owner.post(`${base}/${id}/append`, { content: i % 2 ? 'x' : ' word <i>more</i>\n\n' }));
+          appends++;
+        }
+      });
+      const times: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const started = performance.now();
+        expectOk(await other.client.get('/api/v1/users/me'));
+        times.push(performance.now() - started);
+      }
+      on = false;
+      await Promise.all(loops);
+      return times;
+    }
+    const small: number[] = [];
+    const big: number[] = [];
+    await besideAppends(await replies(1), 20);
+    for (let round = 0; round < 4; round++) {
+      small.push(...(await besideAppends(await replies(1), 50)));
+      big.push(...(await besideAppends(await replies(480), 50)));
+    }
+    const report = `p99 ${percentile(small, 99).toFixed(1)} ms beside appends to small replies, ${percentile(big, 99).toFixed(1)} ms beside appends to 38 KB ones (p50 ${percentile(small, 50).toFixed(1)} / ${percentile(big, 50).toFixed(1)} ms; ${appends} appends)`;
+    console.log(`      ${report}`);
+    expect(percentile(big, 99) / percentile(small, 99), report).to.be.below(2);
+  });
+
   it('indexes a streamed reply once, when it is finished, not on every append; an append to a 38 KB reply costs about what one to a small reply does', async function () {
     this.timeout(60_000);
     const channelId = await newChannel();
