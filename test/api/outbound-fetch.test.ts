@@ -8,7 +8,7 @@
 // - no error, refusal or failure, names an address a name resolved to.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { OutboundFailed, OutboundFetcher, OutboundRefused } from '../../shared/http/outbound-fetch.js';
+import { OutboundBusy, OutboundFailed, OutboundFetcher, OutboundRefused } from '../../shared/http/outbound-fetch.js';
 import type { Stack } from '../../services/stack.js';
 import { serverLevels } from '../support/client.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
@@ -88,6 +88,30 @@ describe('the outbound fetcher: slow DNS, private answers (event subscriptions, 
     const closed = await fetcher.fetch(new URL('http://x.fast.test:1/x'), { ...base, allowPrivate: true }).catch((e: Error) => e);
     expect(closed).to.be.instanceOf(OutboundFailed);
     expect((closed as Error).message).to.not.include('127.0.0.1');
+  });
+
+  it("gives each owner a share: one owner's hung fetches wait for each other, never for another owner's", async () => {
+    const hung = await startReceiver({ answer: () => 'hang' });
+    receivers.push(hung);
+    const fetcher = new OutboundFetcher({ dnsServers: [dns.address], perOwner: 2 });
+    const o = { method: 'POST' as const, body: '{}', maxBytes: 1024, allowPrivate: true, timeoutMs: 1500 };
+    const url = new URL(`http://h.fast.test:${hung.port}/events`);
+    // Owner a: two hang, a third waits for a place and gives up at its deadline without connecting.
+    const a = [1, 2, 3].map(() => fetcher.fetch(url, { ...o, owner: 'a' }).catch((e: Error) => e));
+    await hung.waitFor(2);
+    expect(fetcher.running('a')).to.equal(2);
+    // Owner b is not behind them.
+    const r = await startReceiver();
+    receivers.push(r);
+    expect((await fetcher.fetch(new URL(`http://b.fast.test:${r.port}/events`), { ...o, owner: 'b' })).status).to.equal(200);
+    // b got its answer while a's two still hung.
+    expect(fetcher.running('a')).to.equal(2);
+    const [first, second, third] = await Promise.all(a);
+    expect(first).to.be.instanceOf(OutboundFailed);
+    expect(second).to.be.instanceOf(OutboundFailed);
+    expect(third).to.be.instanceOf(OutboundBusy);
+    expect(hung.connections).to.equal(2);
+    expect(fetcher.running('a')).to.equal(0);
   });
 
   it('refuses a subscription to a name resolving privately with a 400 and a delivery log that name no address', async () => {
