@@ -84,7 +84,7 @@ describe('streamed agent replies (level 3)', () => {
     expect(expectOk(await ws.owner.get(`${base}/${m.id}`)).data.content).to.equal('partial');
   });
 
-  it('works in DMs, and sanitizes the whole content on each append (an unsafe link completed by a delta is rewritten)', async () => {
+  it('works in DMs, and sanitizes on each append what a delta can still change (an unsafe link completed by a delta is rewritten)', async () => {
     const other = await ws.user();
     const dm = expectOk(await ws.owner.post('/api/v1/dms', { user_ids: [other.id] }), 201).data;
     const base = `/api/v1/dms/${dm.id}/messages`;
