@@ -19,6 +19,7 @@ import { presentersAt } from './core/presenters.js';
 import type { JobOutboxPublisher } from '../shared/job-outbox.js';
 import { JobWakeups } from '../shared/job-wakeups.js';
 import { ACCESS_STREAM_BLOCK_MS, AccessCache } from '../shared/access-cache.js';
+import { OutboundFetcher } from '../shared/http/outbound-fetch.js';
 import { CommitListeners } from '../shared/events.js';
 import { busKeys } from '../shared/event-bus.js';
 import { streamFeatures as streamFeaturesOf } from './gateway/stream-level.js';
@@ -150,6 +151,7 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
     access: new AccessCache(readsEvents),
     events: new CommitListeners(),
     jobs: new JobWakeups(),
+    outbound: new OutboundFetcher(config.outbound),
     // The objects of the level, made once: core renders through them and never asks the level.
     presenters: presentersAt(config.featureLevel),
     // Time-boxed: a dependency that does not answer makes /readyz answer 503

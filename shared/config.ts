@@ -1,6 +1,7 @@
 // The one configuration loader. Every variable (README.md, "Configuration") is
 // read here, validated at once, and every bad value is reported together. The
 // `Config` type is what the schema outputs, so it is written once.
+import ipaddr from 'ipaddr.js';
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { DEFAULT_FEATURE_LEVEL, type FeatureLevel } from './feature-level.js';
@@ -70,6 +71,22 @@ const trustedProxies = z
 
 /** A list of addresses/CIDRs, or how many proxies in front (shared/http/client-address.ts). */
 export type TrustedProxies = string[] | number;
+
+// DNS servers the outbound fetcher asks (shared/http/outbound-fetch.ts):
+// addresses, each with an optional port (`10.0.0.2`, `10.0.0.2:5353`, `[fd00::53]:53`).
+const dnsServers = z
+  .string()
+  .default('')
+  .transform((s, ctx) => {
+    const servers: string[] = [];
+    for (const entry of s.split(',').map((x) => x.trim()).filter(Boolean)) {
+      const m = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry) ?? /^([^:]+)(?::(\d{1,5}))?$/.exec(entry) ?? (ipaddr.IPv6.isValid(entry) ? [entry, entry] : null);
+      const port = m?.[2] === undefined ? 53 : Number(m[2]);
+      if (!m || !ipaddr.isValid(m[1]!) || port < 1 || port > 65535) ctx.addIssue({ code: 'custom', message: `"${entry}" is not a DNS server: write an address, optionally with :port (IPv6 in brackets then)` });
+      else servers.push(entry);
+    }
+    return servers;
+  });
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -190,8 +207,16 @@ const EnvSchema = z.object({
   // Attempts one worker process runs at once, and one subscription across all workers.
   EVENT_DELIVERY_CONCURRENCY: positiveInt(32),
   EVENT_DELIVERY_PER_SUBSCRIPTION: positiveInt(4),
+  // Attempts of one owner's subscriptions at once, across all workers: one
+  // slow owner never takes every slot of EVENT_DELIVERY_CONCURRENCY.
+  EVENT_DELIVERY_PER_OWNER: positiveInt(8),
   // A worker's unacknowledged stream entries are taken over by another after this long.
   EVENT_DELIVERY_CLAIM_IDLE_MS: positiveInt(15_000),
+  // The outbound fetcher (shared/http/outbound-fetch.ts): the DNS servers it
+  // asks (the system's when empty), and how many fetches one user may run at
+  // once in a process.
+  OUTBOUND_DNS_SERVERS: dnsServers,
+  OUTBOUND_PER_OWNER: positiveInt(8),
   FEATURE_LEVEL: z
     .enum(['2', '3'])
     .default(String(DEFAULT_FEATURE_LEVEL) as '2')
@@ -290,8 +315,11 @@ const ConfigSchema = EnvChecked.transform((e) => ({
     retryWindowMs: e.EVENT_DELIVERY_RETRY_WINDOW_SECONDS * 1000,
     concurrency: e.EVENT_DELIVERY_CONCURRENCY,
     perSubscription: e.EVENT_DELIVERY_PER_SUBSCRIPTION,
+    perOwner: e.EVENT_DELIVERY_PER_OWNER,
     claimIdleMs: e.EVENT_DELIVERY_CLAIM_IDLE_MS,
   },
+  /** Requests to addresses users give (shared/http/outbound-fetch.ts). */
+  outbound: { dnsServers: e.OUTBOUND_DNS_SERVERS, perOwner: e.OUTBOUND_PER_OWNER },
   /** 2 or 3: what the service offers (shared/feature-level.ts). */
   featureLevel: e.FEATURE_LEVEL,
   /** Single sign-on (services/core/auth/oidc.ts); null when not configured. */

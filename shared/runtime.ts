@@ -8,6 +8,7 @@ import type { CommitListeners } from './events.js';
 import type { JobWakeups } from './job-wakeups.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
+import type { OutboundFetcher } from './http/outbound-fetch.js';
 import type { Redis } from './redis.js';
 
 /** What every role is handed at start: connections, settings, instruments. */
@@ -30,6 +31,8 @@ export interface Runtime {
   events: CommitListeners;
   /** Wakes the job publisher after commits that recorded jobs (shared/job-outbox.ts). */
   jobs: JobWakeups;
+  /** The one way to request an address a user gave (shared/http/outbound-fetch.ts). */
+  outbound: OutboundFetcher;
   /** Resolves true when Postgres and Redis answer. */
   ready(): Promise<boolean>;
 }

@@ -200,13 +200,16 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
           id,
         );
       let until: BusPosition | null = null;
+      let membership = new Set<string>();
       await hub.attach(conn, ticket, () => {
         if (!resumed) return conn.open(init(features.replay ? bus.frameId() : undefined));
-        // Live frames wait while the replay up to here is read.
+        // Live frames wait while the replay up to here is read; the replay
+        // reads membership back from where it stands here.
         conn.hold();
         until = bus.position();
+        membership = hub.membershipOf(info.userId);
       });
-      if (from && until && !conn.closed) await replay(conn, from, until, init);
+      if (from && until && !conn.closed) await replay(conn, from, until, membership, init);
     } catch (err) {
       rt.log.error({ err, req_id: ctx.state.requestId }, 'stream: opening failed');
       conn.end();
@@ -229,17 +232,20 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
   }
 
   /**
-   * Writes `init`, every entry after `from` up to `until` that the user may
-   * see now, then the live frames held meanwhile. Each replayed frame's id is
-   * where the replay stands after it.
+   * Writes `init`, every entry after `from` up to `until` that live delivery
+   * would have sent the user and that the user may see now (`membership`: the
+   * user's at `until`), then the live frames held meanwhile. Each replayed
+   * frame's id is where the replay stands after it.
    */
-  async function replay(conn: SseConnection, from: BusPosition, until: BusPosition, init: (id: string) => Frame) {
+  async function replay(conn: SseConnection, from: BusPosition, until: BusPosition, membership: Set<string>, init: (id: string) => Frame) {
     const at: BusPosition = new Map([...until].map(([shard, p]) => [shard, { epoch: p.epoch, id: startOf(from, shard) }]));
     const initFrame = init(formatPosition(at));
     const frames: Frame[] = [];
-    for (const entry of await bus.entriesBetween(from, until)) {
+    const entries = await bus.entriesBetween(from, until);
+    const sent = hub.replayed(conn.info.userId, entries.map((e) => e.event), membership);
+    for (const [i, entry] of entries.entries()) {
       at.set(entry.shard, { epoch: until.get(entry.shard)!.epoch, id: entry.id });
-      if (hub.visibleTo(conn.info.userId, entry.event)) frames.push(encodeFrame(entry.event.type, entry.event.data, formatPosition(at)));
+      if (sent[i]) frames.push(encodeFrame(entry.event.type, entry.event.data, formatPosition(at)));
     }
     metrics.delivered.inc(frames.length);
     conn.resume(initFrame, frames);

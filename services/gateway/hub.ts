@@ -213,6 +213,37 @@ export class Hub {
     return state !== undefined && state.channels !== null && streamReceives(event, state, isIndexedMember);
   }
 
+  /** The channels and DMs a user with streams here is a member of now, as the index knows (a copy). */
+  membershipOf(userId: string): Set<string> {
+    return new Set(this.users.get(userId)?.channels ?? []);
+  }
+
+  /**
+   * Which of `events` (in bus order, ending where `membership` was taken) a
+   * replay gives the user: what live delivery would have sent when each was
+   * routed (membership then, read backwards from `membership` through the
+   * user's own joins and leaves), and what the user may see now. So a
+   * conversation's events from before the user joined it, or from while they
+   * were out of it, are never replayed (docs/realtime.md, "Resuming").
+   */
+  replayed(userId: string, events: AxidEvent[], membership: Set<string>): boolean[] {
+    const state = this.users.get(userId);
+    if (!state) return events.map(() => false);
+    const member = new Set(membership);
+    const then = { userId, workspaceId: state.workspaceId };
+    const out = new Array<boolean>(events.length);
+    for (let i = events.length - 1; i >= 0; i--) {
+      const event = events[i]!;
+      const change = ownMembershipChange(event, userId);
+      // Live, a leave takes effect after its delivery: before it the user was a member.
+      if (change?.joined === false) member.add(change.conversationId);
+      out[i] = streamReceives(event, then, (channelId) => member.has(channelId)) && this.visibleTo(userId, event);
+      // A join takes effect before its delivery: before it the user was not a member.
+      if (change?.joined === true) member.delete(change.conversationId);
+    }
+    return out;
+  }
+
   /** Ends every stream (shutdown). */
   endAll() {
     for (const conn of [...this.all]) conn.end();
@@ -282,5 +313,26 @@ export class Hub {
     ws?.delete(state);
     if (ws?.size === 0) this.workspaces.delete(state.workspaceId);
     for (const id of state.channels ?? []) this.leave(state, id);
+  }
+}
+
+/** The join or leave of `userId` an event tells of, if any (the membership events applyMembership reads). */
+function ownMembershipChange(event: AxidEvent, userId: string): { conversationId: string; joined: boolean } | null {
+  const { data } = event;
+  switch (event.type) {
+    case 'channel.member_added':
+      return data.user_id === userId ? { conversationId: String(data.channel_id), joined: true } : null;
+    case 'channel.member_removed':
+      return data.user_id === userId ? { conversationId: String(data.channel_id), joined: false } : null;
+    case 'dm.created': {
+      const conv = data.conversation as { id: string; member_ids: string[] } | undefined;
+      return conv?.member_ids?.includes(userId) ? { conversationId: conv.id, joined: true } : null;
+    }
+    case 'channel.created': {
+      const channel = data.channel as { id: string; created_by?: string } | undefined;
+      return channel?.id && channel.created_by === userId ? { conversationId: channel.id, joined: true } : null;
+    }
+    default:
+      return null;
   }
 }

@@ -6,10 +6,13 @@
 //   one job per subscription (core deliveriesFor), enqueued with a job id of
 //   its own so a claimed-again entry enqueues nothing twice;
 // - a BullMQ queue of its own runs the attempts (core `deliver`): its own
-//   concurrency, so a slow endpoint never holds up file jobs, and a slot per
-//   subscription counted in Redis, so one slow endpoint holds at most
-//   EVENT_DELIVERY_PER_SUBSCRIPTION attempts across every worker. A job that
-//   finds no slot waits in BullMQ's delayed set without counting an attempt.
+//   concurrency, so a slow endpoint never holds up file jobs, and slots
+//   counted in Redis per subscription and per owner, so one slow endpoint
+//   holds at most EVENT_DELIVERY_PER_SUBSCRIPTION attempts, and one owner's
+//   subscriptions at most EVENT_DELIVERY_PER_OWNER, across every worker: a
+//   slow owner never takes every slot of EVENT_DELIVERY_CONCURRENCY. A job
+//   that finds no slot waits in BullMQ's delayed set without counting an
+//   attempt.
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import client from 'prom-client';
 import { queuePrefix } from '../../shared/jobs.js';
@@ -35,12 +38,18 @@ export const deliveryStreams = (rt: Runtime): { key: string; label: string }[] =
   ]);
 
 // A slot is a member of a sorted set scored by when it lapses, so the slot of
-// a worker killed mid-attempt frees itself. One key per subscription.
+// a worker killed mid-attempt frees itself. One key per subscription and one
+// per owner, both tagged with the owner (one hash slot on a cluster), taken
+// together or not at all: KEYS = the subscription's and the owner's set, ARGV =
+// now, lapse, per subscription, member, ttl, per owner.
 const TAKE_SLOT = `
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+for i = 1, #KEYS do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[1]) end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
+if KEYS[2] and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return 0 end
+for i = 1, #KEYS do
+  redis.call('ZADD', KEYS[i], ARGV[2], ARGV[4])
+  redis.call('PEXPIRE', KEYS[i], ARGV[5])
+end
 return 1`;
 
 export interface EventDeliveryOptions {
@@ -50,7 +59,11 @@ export interface EventDeliveryOptions {
 export async function startEventDeliveries(rt: Runtime, o: EventDeliveryOptions) {
   const cfg = rt.config.eventDelivery;
   const prefix = queuePrefix(rt.config);
-  const slotKey = (subscriptionId: string) => `${rt.config.redisKeyPrefix}event-delivery-slots:${subscriptionId}`;
+  // Jobs queued before owners were recorded have the subscription's set alone.
+  const slotKeys = (job: DeliveryJob) =>
+    job.ownerId
+      ? [`{${rt.config.redisKeyPrefix}delivery-owner:${job.ownerId}}:sub:${job.subscriptionId}`, `{${rt.config.redisKeyPrefix}delivery-owner:${job.ownerId}}:all`]
+      : [`${rt.config.redisKeyPrefix}event-delivery-slots:${job.subscriptionId}`];
   // An attempt lasts at most timeoutMs; its slot lapses a while after, should its worker die.
   const slotTtlMs = cfg.timeoutMs * 2 + 5_000;
 
@@ -97,10 +110,10 @@ export async function startEventDeliveries(rt: Runtime, o: EventDeliveryOptions)
 
   const running = jobsInFlight();
   const deliverJob = async (job: Job<DeliveryJob>, token?: string) => {
-    const key = slotKey(job.data.subscriptionId);
+    const keys = slotKeys(job.data);
     const now = Date.now();
     const held = `${job.id}:${now}`;
-    const took = await rt.redis.eval(TAKE_SLOT, 1, key, now, now + slotTtlMs, cfg.perSubscription, held, slotTtlMs);
+    const took = await rt.redis.eval(TAKE_SLOT, keys.length, ...keys, now, now + slotTtlMs, cfg.perSubscription, held, slotTtlMs, cfg.perOwner);
     if (took !== 1) {
       // Busy subscription: wait without holding a worker slot or counting an attempt.
       await job.moveToDelayed(Date.now() + 100 + Math.floor(Math.random() * 200), token);
@@ -110,7 +123,7 @@ export async function startEventDeliveries(rt: Runtime, o: EventDeliveryOptions)
     try {
       result = await deliver(rt, job.data, job.attemptsMade + 1);
     } finally {
-      await rt.redis.zrem(key, held);
+      await Promise.all(keys.map((key) => rt.redis.zrem(key, held)));
     }
     deliveries.inc({ outcome: result.outcome });
     if (result.durationMs !== undefined) latency.observe(result.durationMs / 1000);

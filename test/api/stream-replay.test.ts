@@ -89,6 +89,50 @@ describe('GET /api/v1/stream: replay (level 3)', function () {
     expect(messages(again).map((f) => f.data.message.id)).to.deep.equal([...expected.slice(10), live]);
   });
 
+  it('replays only what live delivery sent: nothing of a conversation from before the reader joined it or from while they were out of it', async () => {
+    const { s, ws, member } = await setUp();
+    // A stream open the whole time: what the member received live.
+    const live = track(await openRaw(s.url, member.key));
+    const start = live.frames[0]!.id!;
+    const hidden: string[] = [];
+
+    // A private channel: a message posted, edited, reacted to and deleted before the member is added.
+    const priv = await channel(ws.owner, true, []);
+    const early = await post(ws.owner, priv, 'before you came');
+    hidden.push(early);
+    expect((await ws.owner.patch(`/api/v1/channels/${priv}/messages/${early}`, { content: 'edited before you came' })).status).to.equal(200);
+    expect((await ws.owner.post(`/api/v1/channels/${priv}/messages/${early}/reactions`, { emoji: 'eyes' })).status).to.equal(201);
+    expect((await ws.owner.delete(`/api/v1/channels/${priv}/messages/${early}`)).status).to.equal(204);
+    // A public channel the member joins later: the same.
+    const pub = await channel(ws.owner, false, []);
+    const earlyPublic = await post(ws.owner, pub, 'public, before you joined');
+    hidden.push(earlyPublic);
+    expect((await ws.owner.delete(`/api/v1/channels/${pub}/messages/${earlyPublic}`)).status).to.equal(204);
+
+    for (const c of [priv, pub]) expect((await ws.owner.post(`/api/v1/channels/${c}/members`, { user_id: member.id })).status).to.equal(201);
+    await post(ws.owner, priv, 'welcome');
+    const seenInPublic = await post(ws.owner, pub, 'welcome too');
+    // Out and back in: what happened while out is not the member's either.
+    expect((await ws.owner.delete(`/api/v1/channels/${pub}/members/${member.id}`)).status).to.equal(204);
+    const whileOut = await post(ws.owner, pub, 'while you were out');
+    hidden.push(whileOut);
+    expect((await ws.owner.delete(`/api/v1/channels/${pub}/messages/${seenInPublic}`)).status).to.equal(204);
+    expect((await ws.owner.post(`/api/v1/channels/${pub}/members`, { user_id: member.id })).status).to.equal(201);
+    const last = await post(ws.owner, pub, 'back');
+    await live.waitFor((f) => f.event === 'message.created' && f.data.message.id === last);
+
+    const replay = track(await openRaw(s.url, member.key, { headers: { 'Last-Event-ID': start } }));
+    expect(replay.frames[0]!.data.resumed).to.equal(true);
+    await replay.waitFor((f) => f.event === 'message.created' && f.data.message.id === last);
+    // Ephemeral events (presence, typing) are never replayed; everything else is what came live, in order.
+    const durable = (frames: Frame[]) => frames.slice(1).filter((f) => !['presence.updated', 'typing'].includes(f.event)).map((f) => ({ event: f.event, data: f.data }));
+    expect(durable(replay.frames)).to.deep.equal(durable(live.frames.slice(0, live.frames.findIndex((f) => f.event === 'message.created' && f.data.message.id === last) + 1)));
+    expect(durable(replay.frames).map((f) => f.event)).to.include.members(['channel.member_added', 'channel.member_removed', 'message.created']);
+    // Nothing names a message the member never could have seen (neither its id nor its content).
+    for (const id of hidden) expect(replay.text()).to.not.include(id);
+    expect(replay.text()).to.not.match(/before you|while you were out/);
+  });
+
   it('answers resumed:false for an unknown id, one older than the retention, and one from before the streams were lost', async () => {
     const { s, ws, member } = await setUp();
     const pub = await channel(ws.owner, false, [member.id]);

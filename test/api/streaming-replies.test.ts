@@ -84,7 +84,7 @@ describe('streamed agent replies (level 3)', () => {
     expect(expectOk(await ws.owner.get(`${base}/${m.id}`)).data.content).to.equal('partial');
   });
 
-  it('works in DMs, and sanitizes the whole content on each append (an unsafe link completed by a delta is rewritten)', async () => {
+  it('works in DMs, and sanitizes on each append what a delta can still change (an unsafe link completed by a delta is rewritten)', async () => {
     const other = await ws.user();
     const dm = expectOk(await ws.owner.post('/api/v1/dms', { user_ids: [other.id] }), 201).data;
     const base = `/api/v1/dms/${dm.id}/messages`;
@@ -96,6 +96,99 @@ describe('streamed agent replies (level 3)', () => {
     // What was already sent changed: the whole message, not a delta.
     const frame = await watcher.waitFor((f) => f.event === 'message.updated' && f.data.message.id === m.id);
     expect(frame.data.message.content).to.equal('see [here](#)');
+  });
+
+  it('keeps the settled part exactly as it was, counted in characters (emoji, accents, CJK) across appends and after an edit', async () => {
+    const channelId = await newChannel();
+    const base = `/api/v1/channels/${channelId}/messages`;
+    const m = expectOk(await ws.owner.post(base, { content: '😀 première\n\n- 😀 one\n- 二 two', streaming: true }), 201).data;
+    let expected = '😀 première\n\n- 😀 one\n- 二 two';
+    for (const delta of [' 🎉', '\n- three 😀', '\n\n<b>bold</b> é', ' and <i>more</i>', '\n\nend 👋']) {
+      expected += delta;
+      expect(expectOk(await ws.owner.post(`${base}/${m.id}/append`, { content: delta })).data.content).to.equal(expected);
+    }
+    expect(expectOk(await ws.owner.patch(`${base}/${m.id}`, { content: '👋 edited\n\nstill 😀' })).data.content).to.equal('👋 edited\n\nstill 😀');
+    expect(expectOk(await ws.owner.post(`${base}/${m.id}/append`, { content: ' going 🎉' })).data.content).to.equal('👋 edited\n\nstill 😀 going 🎉');
+    expect(expectOk(await ws.owner.get(`${base}/${m.id}`)).data.content).to.equal('👋 edited\n\nstill 😀 going 🎉');
+  });
+
+  it("keeps another user's requests beside heavy appends to 38 KB replies as fast as beside the same appends to small ones (p99 within 2x)", async function () {
+    this.timeout(180_000);
+    const other = await ws.user();
+    const channelId = await newChannel();
+    const base = `/api/v1/channels/${channelId}/messages`;
+    const paragraph = 'Some **bold** text with a [link](https://example.com) and <b>tag</b> here.\n\n';
+    const replies = async (paragraphs: number) => {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push(expectOk(await ws.owner.post(base, { content: paragraph.repeat(paragraphs), streaming: true }), 201).data.id);
+      return ids;
+    };
+    const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil((p / 100) * xs.length) - 1)]!;
+    let appends = 0;
+    /** Another user's requests, timed, while three appenders (1-byte deltas and paragraphs with HTML) stream into `ids`. */
+    async function besideAppends(ids: string[], n: number) {
+      let on = true;
+      const loops = ids.map(async (id) => {
+        for (let i = 0; on && i < 60; i++) {
+          expectOk(await ws.owner.post(`${base}/${id}/append`, { content: i % 2 ? 'x' : ' word <i>more</i>\n\n' }));
+          appends++;
+        }
+      });
+      const times: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const started = performance.now();
+        expectOk(await other.client.get('/api/v1/users/me'));
+        times.push(performance.now() - started);
+      }
+      on = false;
+      await Promise.all(loops);
+      return times;
+    }
+    const small: number[] = [];
+    const big: number[] = [];
+    await besideAppends(await replies(1), 20);
+    for (let round = 0; round < 4; round++) {
+      small.push(...(await besideAppends(await replies(1), 50)));
+      big.push(...(await besideAppends(await replies(480), 50)));
+    }
+    const report = `p99 ${percentile(small, 99).toFixed(1)} ms beside appends to small replies, ${percentile(big, 99).toFixed(1)} ms beside appends to 38 KB ones (p50 ${percentile(small, 50).toFixed(1)} / ${percentile(big, 50).toFixed(1)} ms; ${appends} appends)`;
+    console.log(`      ${report}`);
+    expect(percentile(big, 99) / percentile(small, 99), report).to.be.below(2);
+  });
+
+  it('indexes a streamed reply once, when it is finished, not on every append; an append to a 38 KB reply costs about what one to a small reply does', async function () {
+    this.timeout(60_000);
+    const channelId = await newChannel();
+    const base = `/api/v1/channels/${channelId}/messages`;
+    const paragraph = 'Some **bold** text with a [link](https://example.com) and <b>tag</b> here.\n\n';
+    const big = expectOk(await ws.owner.post(base, { content: paragraph.repeat(480), streaming: true }), 201).data.id;
+    const small = expectOk(await ws.owner.post(base, { content: paragraph, streaming: true }), 201).data.id;
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const appendTimes = async (id: string, n: number) => {
+      const times: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const started = performance.now();
+        expectOk(await ws.owner.post(`${base}/${id}/append`, { content: i % 2 ? 'x' : ' zebra0word <i>more</i>\n\n' }));
+        times.push(performance.now() - started);
+      }
+      return times;
+    };
+    await appendTimes(big, 2);
+    await appendTimes(small, 2);
+    const bigTimes: number[] = [];
+    const smallTimes: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      bigTimes.push(...(await appendTimes(big, 10)));
+      smallTimes.push(...(await appendTimes(small, 10)));
+    }
+    console.log(`      append p50: ${median(bigTimes).toFixed(1)} ms to a 38 KB reply, ${median(smallTimes).toFixed(1)} ms to a small one`);
+
+    // Search words: written when the reply is finished, not on every append.
+    const indexed = (id: string) => s.rt.db('message_search').where({ message_id: id }).whereRaw(`words @@ to_tsquery('simple', 'zebra0word')`).first('message_id');
+    expect(await indexed(big)).to.equal(undefined);
+    expectOk(await ws.owner.post(`${base}/${big}/finish`, {}));
+    expect(await indexed(big)).to.not.equal(undefined);
+    expect(median(bigTimes) / median(smallTimes)).to.be.below(2);
   });
 
   it('renders streaming in history pages byte for byte as GET gives it, and a level-2 stack knows nothing of it', async () => {

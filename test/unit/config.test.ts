@@ -13,6 +13,18 @@ function configError(env: Record<string, string>): string {
   throw new Error('expected a ConfigError');
 }
 
+describe('configuration: the outbound fetcher', () => {
+  it('takes OUTBOUND_DNS_SERVERS as addresses with optional ports, the system\'s when unset, and refuses anything else naming it', () => {
+    expect(loadConfig({}).outbound).to.deep.equal({ dnsServers: [], perOwner: 8 });
+    expect(loadConfig({ OUTBOUND_DNS_SERVERS: '10.0.0.2, 127.0.0.1:5353,[fd00::53]:53,fd00::54', OUTBOUND_PER_OWNER: '3' }).outbound).to.deep.equal({
+      dnsServers: ['10.0.0.2', '127.0.0.1:5353', '[fd00::53]:53', 'fd00::54'],
+      perOwner: 3,
+    });
+    for (const bad of ['dns.example.com', '10.0.0.2:99999', '[nope]:53', '10.0.0.2:x']) expect(configError({ OUTBOUND_DNS_SERVERS: bad }), bad).to.include('OUTBOUND_DNS_SERVERS');
+    expect(loadConfig({}).eventDelivery.perOwner).to.equal(8);
+  });
+});
+
 describe('configuration: EMBEDDED and S3 credentials', () => {
   it('defaults EMBEDDED to auto (npm start) and accepts off', () => {
     expect(loadConfig({}).embedded).to.equal('auto');

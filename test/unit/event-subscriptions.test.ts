@@ -7,7 +7,7 @@ import type { Actor } from '../../shared/auth.js';
 import { loadConfig } from '../../shared/config.js';
 import { streamReceives, type AxidEvent } from '../../shared/events.js';
 import { deliveriesFor, deliveryBody, retryDelay } from '../../services/core/event-subscriptions/event-subscriptions.delivery.js';
-import { urlProblem } from '../../services/core/event-subscriptions/event-subscriptions.outbound.js';
+import { urlProblem } from '../../shared/http/outbound-fetch.js';
 import { canReach, seesAllSubscriptions } from '../../services/core/event-subscriptions/event-subscriptions.policy.js';
 import { DEFAULT_EVENT_TYPES } from '../../services/core/event-subscriptions/event-subscriptions.schemas.js';
 import { newSecret, signatureHeader, verifySignature } from '../../services/core/event-subscriptions/event-subscriptions.signature.js';

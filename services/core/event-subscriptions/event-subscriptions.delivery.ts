@@ -2,21 +2,25 @@
 // (services/worker/event-deliveries.ts) reads the event stream as a consumer
 // group, turns each entry into one job per subscription that may want it
 // (`deliveriesFor`), and runs each job through `deliver`: visibility decided
-// now, as the owner's stream would, a signed POST through the outbound guard,
+// now, as the owner's stream would, a signed POST through the one outbound
+// fetcher (shared/http/outbound-fetch.ts) in the owner's share,
 // the attempt logged, and the subscription disabled after 24 h of failures.
 import { isInternalEvent, recordEvents, streamReceives, type AxidEvent } from '../../../shared/events.js';
 import type { GroupEntry } from '../../../shared/stream-group-reader.js';
 import { entryTime } from '../../../shared/stream-reader.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { isMember, membershipsAmong } from '../channels/channels.store.js';
-import { DeliveryFailed, RefusedAddress, postJson, urlProblem } from './event-subscriptions.outbound.js';
+import { OutboundFailed, OutboundRefused } from '../../../shared/http/outbound-fetch.js';
 import { presentSubscription, type SubscriptionRow } from './event-subscriptions.presenter.js';
+import { MAX_ANSWER_BYTES } from './event-subscriptions.policy.js';
 import { signatureHeader } from './event-subscriptions.signature.js';
 import * as store from './event-subscriptions.store.js';
 
 /** One event for one subscription: a job of the delivery queue. */
 export interface DeliveryJob {
   subscriptionId: string;
+  /** The subscription's owner: attempts take a slot of the owner's share (services/worker/event-deliveries.ts). Absent in jobs queued before it was added. */
+  ownerId?: string;
   event: {
     /** Stable across re-reads of the same entry: the outbox id (or, for ephemeral events, the stream and entry id). */
     id: string;
@@ -62,6 +66,7 @@ export async function deliveriesFor(rt: Runtime, entries: GroupEntry[]): Promise
     .filter(({ entry, sub }) => streamReceives(entry.event, { userId: sub.user_id, workspaceId: sub.workspace_id }, isMemberNow))
     .map(({ entry, sub }) => ({
       subscriptionId: sub.id,
+      ownerId: sub.user_id,
       event: { id: eventIdOf(entry), type: entry.event.type, created_at: new Date(entryTime(entry.entryId)).toISOString(), to: entry.event.to, data: entry.event.data },
     }));
 }
@@ -114,19 +119,27 @@ export async function deliver(rt: Runtime, job: DeliveryJob, attempt: number): P
   let error: string | null = null;
   let refused = false;
   try {
-    // The switch may have been turned off since the subscription was made.
-    const problem = urlProblem(sub.url, cfg.allowPrivate);
-    if (problem) throw new RefusedAddress(`the url ${problem}`);
-    const answer = await postJson(new URL(sub.url), body, {
+    // The URL is checked again (the switch may have been turned off since the subscription was made).
+    const answer = await rt.outbound.fetch(new URL(sub.url), {
+      method: 'POST',
+      body,
+      owner: sub.user_id,
       allowPrivate: cfg.allowPrivate,
       timeoutMs: cfg.timeoutMs,
-      headers: { 'axid-event-id': job.event.id, 'axid-delivery-attempt': String(attempt), 'axid-signature': signatureHeader(secrets, body) },
+      maxBytes: MAX_ANSWER_BYTES,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'Axid-Events/1',
+        'axid-event-id': job.event.id,
+        'axid-delivery-attempt': String(attempt),
+        'axid-signature': signatureHeader(secrets, body),
+      },
     });
     statusCode = answer.status;
     if (answer.status < 200 || answer.status >= 300) error = `the receiver answered ${answer.status}${answer.status >= 300 && answer.status < 400 ? ' (redirects are not followed)' : ''}`;
   } catch (err) {
-    if (!(err instanceof RefusedAddress) && !(err instanceof DeliveryFailed)) throw err;
-    refused = err instanceof RefusedAddress;
+    if (!(err instanceof OutboundRefused) && !(err instanceof OutboundFailed)) throw err;
+    refused = err instanceof OutboundRefused;
     error = err.message;
   }
   const durationMs = Math.round(performance.now() - started);

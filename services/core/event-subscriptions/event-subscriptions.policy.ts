@@ -11,3 +11,6 @@ export const seesAllSubscriptions = isAdmin;
 
 /** A subscription is its creator's; with `?all=true` an admin's too. */
 export const canReach = (actor: Actor, sub: { user_id: string }, all: boolean) => sub.user_id === actor.userId || (all && isAdmin(actor));
+
+/** At most this much of a receiver's answer is read (the challenge is all we ever look at). */
+export const MAX_ANSWER_BYTES = 16 * 1024;

@@ -1,14 +1,15 @@
 // Event subscriptions (level 3, contract §11; docs/bots.md): an address the
 // worker POSTs its owner's events to. Creating one proves the address answers
-// (a challenge it must echo) and that it is not on our own network
-// (event-subscriptions.outbound.ts); delivery is event-subscriptions.jobs.ts.
+// (a challenge it must echo) and that it is not on our own network (the one
+// outbound fetcher, shared/http/outbound-fetch.ts); delivery is
+// event-subscriptions.delivery.ts.
 import { randomBytes } from 'node:crypto';
 import type { Actor } from '../../../shared/auth.js';
 import { AppError, forbidden, invalid, notFound } from '../../../shared/errors.js';
 import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
 import type { Runtime } from '../../../shared/runtime.js';
-import { DeliveryFailed, RefusedAddress, postJson, urlProblem } from './event-subscriptions.outbound.js';
-import { MAX_SUBSCRIPTIONS_PER_USER, canReach, seesAllSubscriptions } from './event-subscriptions.policy.js';
+import { OutboundBusy, OutboundFailed, OutboundRefused, urlProblem } from '../../../shared/http/outbound-fetch.js';
+import { MAX_ANSWER_BYTES, MAX_SUBSCRIPTIONS_PER_USER, canReach, seesAllSubscriptions } from './event-subscriptions.policy.js';
 import { presentDelivery, presentIssuedSubscription, presentSubscription, type SubscriptionRow } from './event-subscriptions.presenter.js';
 import { DEFAULT_EVENT_TYPES, type CreateSubscriptionInput } from './event-subscriptions.schemas.js';
 import { newSecret } from './event-subscriptions.signature.js';
@@ -28,25 +29,36 @@ const describe = (text: string) => {
   return flat ? `"${flat.slice(0, 80)}${flat.length > 80 ? '…' : ''}"` : 'an empty body';
 };
 
-/** POSTs the url_verification challenge; resolves when the answer echoes it, else throws 400 saying what came back. */
-async function verifyUrl(rt: Runtime, url: URL): Promise<void> {
+/**
+ * POSTs the url_verification challenge (within CHALLENGE_TIMEOUT_MS, DNS
+ * included, in the owner's share of outbound requests); resolves when the
+ * answer echoes it, else throws 400 saying what came back.
+ */
+async function verifyUrl(rt: Runtime, actor: Actor, url: URL): Promise<void> {
   const challenge = randomBytes(24).toString('base64url');
   let answer;
   try {
-    answer = await postJson(url, JSON.stringify({ type: 'url_verification', challenge }), {
+    answer = await rt.outbound.fetch(url, {
+      method: 'POST',
+      body: JSON.stringify({ type: 'url_verification', challenge }),
+      headers: { 'content-type': 'application/json', 'user-agent': 'Axid-Events/1' },
+      owner: actor.userId,
       allowPrivate: rt.config.eventDelivery.allowPrivate,
       timeoutMs: CHALLENGE_TIMEOUT_MS,
+      maxBytes: MAX_ANSWER_BYTES,
     });
   } catch (err) {
-    if (err instanceof RefusedAddress || err instanceof DeliveryFailed) throw invalid(`url: ${err.message}`);
+    if (err instanceof OutboundBusy) throw new AppError('rate_limited', `url: ${err.message}`, { 'Retry-After': '1' });
+    if (err instanceof OutboundRefused || err instanceof OutboundFailed) throw invalid(`url: ${err.message}`);
     throw err;
   }
   const ok = answer.status >= 200 && answer.status < 300;
-  if (ok && echoes(answer.body, challenge)) return;
+  const body = answer.body.toString('utf8');
+  if (ok && echoes(body, challenge)) return;
   throw invalid(
     `url: the address must answer the url_verification challenge with a 2xx whose body is the challenge (plain text or {"challenge": ...}); it answered ${answer.status}${
       answer.status >= 300 && answer.status < 400 ? ' (redirects are not followed)' : ''
-    } with ${describe(answer.body)}`,
+    } with ${describe(body)}`,
   );
 }
 
@@ -66,7 +78,7 @@ export async function createSubscription(rt: Runtime, actor: Actor, input: Creat
   url.hash = '';
   // Refused before the challenge is sent: the sixth never reaches the address.
   if ((await store.countOfUser(rt.db, actor.userId)) >= MAX_SUBSCRIPTIONS_PER_USER) throw tooMany();
-  await verifyUrl(rt, url);
+  await verifyUrl(rt, actor, url);
   const row = await rt.db.transaction(async (trx) => {
     if ((await store.countOfUserLocked(trx, actor.userId)) >= MAX_SUBSCRIPTIONS_PER_USER) throw tooMany();
     return store.insertSubscription(trx, {

@@ -153,6 +153,53 @@ function rewriteUnsafeLinks(markdown: string): string {
   return out;
 }
 
+/**
+ * How much of sanitized `markdown` no text appended after it can read
+ * differently: everything before the line where its last top-level block, or
+ * the last item of a top-level list, starts. CommonMark reads blocks line by
+ * line, forwards: once a later line has opened a new top-level block (or list
+ * item), the blocks before it are closed whatever follows, and the text from
+ * that line on reads alone as it reads there. (What reaches back is harmless
+ * here: a reference definition appended later can make an earlier `[x]` a
+ * link, but every definition is checked where it is written; a list's
+ * tightness changes spacing only.) A streamed reply's appends sanitize only
+ * the text after this point, with the delta (messages.service.ts,
+ * appendToMessage), so an append costs the size of its last block, not of the
+ * reply. 0 when nothing is settled (one block, or `\r` line ends, whose lines
+ * markdown-it counts differently).
+ */
+export function settledLength(markdown: string): number {
+  if (markdown.includes('\r')) return 0;
+  const tokens: Token[] = [];
+  detector.block.parse(markdown, detector, {}, tokens);
+  let line = 0;
+  for (const token of tokens) {
+    const opens = token.nesting >= 0 && token.map !== null;
+    if (opens && (token.level === 0 || (token.level === 1 && token.type === 'list_item_open'))) line = Math.max(line, token.map![0]);
+  }
+  let at = 0;
+  for (let i = 0; i < line; i++) {
+    const next = markdown.indexOf('\n', at);
+    if (next < 0) return 0;
+    at = next + 1;
+  }
+  return at;
+}
+
+/**
+ * An append to a streamed reply: `open` is the reply's content after its
+ * settled part (sanitized already), `delta` the text appended. Returns the
+ * new open part, `tail` (`open + delta` sanitized), how much of its start is
+ * settled now (`settles`, in UTF-16 units), and `appended`: what the stored
+ * content gained when it only grew, null when sanitizing changed text already
+ * sent (the whole message must be sent again then). The settled part is not
+ * read at all.
+ */
+export function sanitizeAppend(open: string, delta: string): { tail: string; settles: number; appended: string | null } {
+  const tail = sanitizeContent(open + delta);
+  return { tail, settles: settledLength(tail), appended: tail.startsWith(open) ? tail.slice(open.length) : null };
+}
+
 /** How many rounds of both passes content may take to settle (each round usually changes nothing). */
 const MAX_ROUNDS = 4;
 

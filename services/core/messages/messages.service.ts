@@ -14,7 +14,7 @@ import type { Runtime } from '../../../shared/runtime.js';
 import { cachedReadable, requireReadable, type ChannelKind } from '../channels/channels.access.js';
 import { canDeleteMessage, canEditMessage, canParticipate } from './messages.policy.js';
 import { presentMessageEdit, presentReaction, type ContentDocument, type MessageDisplay, type MessageObject, type MessageRow } from './messages.presenter.js';
-import { sanitizeContent } from './messages.sanitize.js';
+import { sanitizeAppend, sanitizeContent, settledLength } from './messages.sanitize.js';
 import { Content, MAX_CONTENT, Metadata, isEmoji, type AppendInput, type FinishInput, type ListMessagesInput, type PostMessageInput, type UpdateMessageInput } from './messages.schemas.js';
 import { charCount } from '../channels/channels.schemas.js';
 import * as store from './messages.store.js';
@@ -366,21 +366,34 @@ async function lockStreaming(rt: Runtime, trx: Knex.Transaction, actor: Actor, c
 
 /**
  * Appends to a streamed reply: the stored content grows and the channel gets
- * `message.appended` with the delta. The whole content is sanitized again; in
- * the rare case that changes what was already sent (a link completed by the
- * delta turns out unsafe), the channel gets message.updated with the whole
- * message instead, so no client keeps text the service did not store.
+ * `message.appended` with the delta. What follows the settled part of the
+ * content (`settledLength`: from where its last top-level block or list item
+ * starts) is sanitized again with the delta, so an append costs the size of
+ * that block and the delta, never the whole reply's; the search words are
+ * written once, when the reply is finished (migration 110). In the rare case
+ * that changes what was already sent (a link completed by the delta turns out
+ * unsafe), the channel gets message.updated with the whole message instead,
+ * so no client keeps text the service did not store.
  */
 export async function appendToMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, body: AppendInput) {
   const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   return rt.db.transaction(async (trx) => {
     const row = await lockStreaming(rt, trx, actor, channel.id, messageId);
-    if (charCount(row.content) + charCount(body.content) > MAX_CONTENT) throw invalid(`content: the message would be longer than ${MAX_CONTENT} characters`);
-    const content = sanitizeContent(row.content + body.content);
-    const updated = await store.appendContent(trx, row.id, content);
+    if (row.length + charCount(body.content) > MAX_CONTENT) throw invalid(`content: the message would be longer than ${MAX_CONTENT} characters`);
+    // Settled and open parts are counted in characters, as the database counts them.
+    let settled = row.stream_settled ?? 0;
+    let open = row.open_content;
+    if (row.stream_settled === null) {
+      // Posted or edited content is sanitized already: where it settles is read, not sanitized again.
+      const at = settledLength(open);
+      settled = charCount(open.slice(0, at));
+      open = open.slice(at);
+    }
+    const next = sanitizeAppend(open, body.content);
+    const updated = await store.appendContent(trx, row.id, { keep: settled, tail: next.tail, settled: settled + charCount(next.tail.slice(0, next.settles)) });
     const to = channelScope(actor.workspaceId, channel.id);
-    if (content.startsWith(row.content)) {
-      const delta = { message_id: row.id, channel_id: channel.id, content_delta: content.slice(row.content.length) };
+    if (next.appended !== null) {
+      const delta = { message_id: row.id, channel_id: channel.id, content_delta: next.appended };
       await recordEvents(rt, trx, [{ type: 'message.appended', to, data: delta }]);
     } else {
       await recordEvents(rt, trx, [{ type: 'message.updated', to, data: { message: await presentLocked(rt, trx, channel.id, updated) } }]);

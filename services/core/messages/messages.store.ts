@@ -465,10 +465,11 @@ export const listEdits = (db: Db, messageId: string, o: { before?: number; limit
     .limit(o.limit + 1)
     .select('seq', 'content', 'content_json', 'metadata', 'edited_at', 'editor_id') as Promise<MessageEditRow[]>;
 
+/** An edit; a streaming reply's next append then sanitizes its whole content again (nothing of it is settled). */
 export const updateMessage = async (db: Db, id: string, patch: Record<string, unknown>) =>
   db('messages')
     .where({ id })
-    .update({ ...patch, edited_at: db.fn.now() });
+    .update({ ...patch, edited_at: db.fn.now(), stream_settled: null });
 
 /** Deletes a message (a root takes its replies and thread record with it). */
 export const deleteMessage = (db: Db, id: string) => db('messages').where({ id }).delete();
@@ -503,25 +504,40 @@ export const replaceContent = async (db: Db, id: string, patch: Record<string, u
 
 /** A message of the channel, locked until the transaction ends (streamed replies). */
 export const lockMessage = (trx: Knex.Transaction, channelId: string, messageId: string) =>
-  trx('messages').where({ id: messageId, channel_id: channelId }).forUpdate().first('id', 'author_id', 'content', 'streaming') as Promise<
-    { id: string; author_id: string | null; content: string; streaming: boolean } | undefined
-  >;
+  trx('messages')
+    .where({ id: messageId, channel_id: channelId })
+    .forUpdate()
+    .first(
+      'id',
+      'author_id',
+      'streaming',
+      'stream_settled',
+      trx.raw('char_length(content) AS length'),
+      // A streaming reply's unsettled part only (migration 110): an append never reads, sends or keeps the rest in memory.
+      trx.raw('substr(content, coalesce(stream_settled, 0) + 1) AS open_content'),
+    ) as Promise<{ id: string; author_id: string | null; streaming: boolean; stream_settled: number | null; length: number; open_content: string } | undefined>;
 
-/** Sets a streamed reply's content and its last activity; not an edit (edited_at stays). */
-export const appendContent = async (trx: Knex.Transaction, id: string, content: string) => {
-  await trx('messages').where({ id }).update({ content, streaming_at: trx.fn.now() });
+/**
+ * Keeps the first `keep` characters of a streamed reply's content, puts
+ * `tail` after them, and records that `settled` characters are settled now
+ * (migration 110) and its last activity; not an edit (edited_at stays).
+ */
+export const appendContent = async (trx: Knex.Transaction, id: string, o: { keep: number; tail: string; settled: number }) => {
+  await trx('messages')
+    .where({ id })
+    .update({ content: trx.raw('left(content, ?) || ?', [o.keep, o.tail]), stream_settled: o.settled, streaming_at: trx.fn.now() });
   return id;
 };
 
 export const finishStreaming = (trx: Knex.Transaction, id: string, patch: Record<string, unknown>) =>
   trx('messages')
     .where({ id })
-    .update({ ...patch, streaming: false, streaming_at: null });
+    .update({ ...patch, streaming: false, streaming_at: null, stream_settled: null });
 
 /** Finishes up to `limit` replies left streaming for `seconds` (skipping ones a request holds); returns them. */
 export async function claimStaleStreams(trx: Knex.Transaction, seconds: number, limit: number) {
   const { rows } = await trx.raw(
-    `UPDATE messages SET streaming = false, streaming_at = NULL
+    `UPDATE messages SET streaming = false, streaming_at = NULL, stream_settled = NULL
       WHERE id IN (SELECT id FROM messages WHERE streaming AND streaming_at < now() - make_interval(secs => ?)
                     ORDER BY streaming_at LIMIT ? FOR UPDATE SKIP LOCKED)
       RETURNING id, channel_id, workspace_id`,
