@@ -47,10 +47,25 @@ function checkContentJson(rt: Runtime, doc: unknown) {
   return { content_json: result.document as ContentDocument, card_origin: result.card_origin, mentioned_user_ids: [...new Set(result.mentioned_user_ids)] };
 }
 
-function cleanContent(content: string) {
+/**
+ * The limit is on what is stored: sanitizing can grow content (a bare `<`
+ * becomes `&lt;`, an unquoted attribute gets quotes, an unsafe autolink an
+ * escape), so 40,000 characters sent could be twice that stored. Refused, not
+ * cut: a cut could end inside what sanitizing wrote.
+ */
+export function checkStoredLength(stored: string): string {
+  const length = charCount(stored);
+  if (length > MAX_CONTENT) {
+    throw invalid(`content: is ${length} characters once sanitized (HTML escaped, attributes quoted, unsafe links rewritten); at most ${MAX_CONTENT} are stored`);
+  }
+  return stored;
+}
+
+/** Content as stored: sanitized, not empty, within the limit (every write of content but appends, which check the whole). */
+export function cleanContent(content: string) {
   const clean = sanitizeContent(content);
   if (clean.trim().length === 0) throw invalid('content: is empty once unsafe HTML is removed');
-  return clean;
+  return checkStoredLength(clean);
 }
 
 export interface PostMessageArgs {
@@ -376,7 +391,7 @@ export async function appendToMessage(rt: Runtime, actor: Actor, channelId: stri
   return rt.db.transaction(async (trx) => {
     const row = await lockStreaming(rt, trx, actor, channel.id, messageId);
     if (charCount(row.content) + charCount(body.content) > MAX_CONTENT) throw invalid(`content: the message would be longer than ${MAX_CONTENT} characters`);
-    const content = sanitizeContent(row.content + body.content);
+    const content = checkStoredLength(sanitizeContent(row.content + body.content));
     const updated = await store.appendContent(trx, row.id, content);
     const to = channelScope(actor.workspaceId, channel.id);
     if (content.startsWith(row.content)) {
