@@ -86,6 +86,15 @@ async function postingHook(rt: Runtime, webhookId: string): Promise<WebhookRow> 
   return hook;
 }
 
+/**
+ * Refuses a post to a hook that no longer takes posts (deleted, its author
+ * removed, its channel gone), before an Idempotency-Key's stored answer is
+ * replayed: a gone hook answers as one, not with its old 201.
+ */
+export async function checkPostingHook(rt: Runtime, webhookId: string): Promise<void> {
+  await postingHook(rt, webhookId);
+}
+
 /** The one place a webhook post becomes a message: the messages module's rules, author and event. */
 async function postAsHook(
   rt: Runtime,
