@@ -370,6 +370,13 @@ export async function replaceMessageContent(
 
 const finished = () => new AppError('conflict', 'the message is no longer streaming: it was finished');
 
+/** Appending and finishing write to the conversation: its author must still be a member (one who left: 403, or 404 where it is hidden now). */
+async function requireWritable(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind) {
+  const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  if (!canParticipate(isMember)) throw joinFirst(kind);
+  return channel;
+}
+
 /** The author's own streaming message, locked for the change; 404 hidden or gone, 403 someone else's, 409 finished. */
 async function lockStreaming(rt: Runtime, trx: Knex.Transaction, actor: Actor, channelId: string, messageId: string) {
   const row = isUuid(messageId) ? await store.lockMessage(trx, channelId, messageId) : undefined;
@@ -387,7 +394,7 @@ async function lockStreaming(rt: Runtime, trx: Knex.Transaction, actor: Actor, c
  * message instead, so no client keeps text the service did not store.
  */
 export async function appendToMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, body: AppendInput) {
-  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  const channel = await requireWritable(rt, actor, channelId, kind);
   return rt.db.transaction(async (trx) => {
     const row = await lockStreaming(rt, trx, actor, channel.id, messageId);
     if (charCount(row.content) + charCount(body.content) > MAX_CONTENT) throw invalid(`content: the message would be longer than ${MAX_CONTENT} characters`);
@@ -412,7 +419,7 @@ async function presentLocked(rt: Runtime, trx: Knex.Transaction, channelId: stri
 
 /** Ends a streamed reply (its author; optionally its final content_json and metadata): message.updated with streaming false. */
 export async function finishMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, body: FinishInput) {
-  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  const channel = await requireWritable(rt, actor, channelId, kind);
   const patch = documentPatch(rt, body);
   return rt.db.transaction(async (trx) => {
     const row = await lockStreaming(rt, trx, actor, channel.id, messageId);
