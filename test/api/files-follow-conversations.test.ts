@@ -3,6 +3,8 @@
 // was posted), DELETE /files/{id}, messages showing a removed file, and a
 // file removed with the last message that carried it. Level 2 keeps §4's rule
 // (test/api/files.test.ts, unchanged, and the last block here).
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import { expectError, expectOk } from '../support/expect.js';
 import { bucketKeys, hashOfUrl, reachable, uploadFile, waitFor } from '../support/files.js';
@@ -163,6 +165,8 @@ describe('files follow their conversations (level 3)', function () {
     expectOk(await ws.owner.delete(`${base}/${second.id}`), 204);
     expect(await reads(alice.client, file.id), 'the last carrier gone').to.equal(false);
     await waitFor(async () => (await bucketKeys(s, key)).length === 0, 'the stored object to be removed');
+    // The embedded store keeps the emptied folder: an upload into it at that moment would otherwise open its file in a removed folder and end the process.
+    expect(existsSync(path.join(s.rt.config.dataDir, 's3', s.rt.config.s3.bucket, 'files', ws.workspaceId))).to.equal(true);
 
     // A reply carrying a file goes with its root, and the file with it.
     const inThread = await upload(s, alice.key);
