@@ -5,6 +5,7 @@
 // without S3_ENDPOINT never keeps uploads on its own disk. Each choice is logged once.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { Config } from './config.js';
@@ -174,6 +175,7 @@ async function resolveS3(config: Config, log: Logger, stops: (() => Promise<void
   // that died mid-upload go now (what a lifecycle rule does on real S3).
   rmSync(multipartDir(dir, config.s3.bucket), { recursive: true, force: true });
   server.middleware.unshift(abortMultipartUpload(dir));
+  keepFoldersOnDelete(server);
   const address = (await server.run()) as { address: string; port: number };
   stops.push(async () => {
     await server.close();
@@ -181,6 +183,26 @@ async function resolveS3(config: Config, log: Logger, stops: (() => Promise<void
   const endpoint = `http://127.0.0.1:${address.port}`;
   log.info({ dir, endpoint }, 'S3_ENDPOINT is unset: using the embedded S3-compatible server');
   return endpoint;
+}
+
+interface S3rverStore {
+  getResourcePath(bucket: string, key: string, resource: string): string;
+  deleteObject(bucket: string, key: string): Promise<void>;
+}
+
+/**
+ * s3rver 3's DeleteObject also removes the folders the deletion emptied
+ * (`files/<workspace>/`); an upload into that folder at the same moment then
+ * opens its file in a folder just removed, an error s3rver leaves unhandled,
+ * which ends the whole process. Deleting a file while another is uploaded to
+ * its workspace is ordinary (DELETE /files/{id}): the object's own files go,
+ * empty folders stay.
+ */
+function keepFoldersOnDelete(server: object) {
+  const store = (server as { store: S3rverStore }).store;
+  store.deleteObject = async (bucket, key) => {
+    await Promise.all(['object', 'object.md5', 'metadata.json'].map((resource) => rm(store.getResourcePath(bucket, key, resource), { force: true })));
+  };
 }
 
 /** Where s3rver 3 keeps the parts of unfinished multipart uploads, one folder per upload id. */

@@ -14,6 +14,8 @@ import type { FeatureLevel } from './feature-level.js';
 export interface JobPayloads {
   /** Hash, sniff the type, read image dimensions and thumbnail an upload. */
   'file.postprocess': { fileId: string };
+  /** Level 3: delete a removed file's stored objects (its row is gone already). */
+  'file.remove_objects': { fileId: string; keys: string[] };
   /** Render a compatible webhook post's attachments into its message. */
   'webhook.render': { messageId: string };
   /** Level 3, repeating: finish streamed replies left alone for STREAMING_TIMEOUT. */
@@ -26,7 +28,7 @@ export interface JobPayloads {
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES = ['file.postprocess', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill'] as const satisfies readonly JobName[];
+export const JOB_NAMES = ['file.postprocess', 'file.remove_objects', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill'] as const satisfies readonly JobName[];
 
 /** One queue for every job; the job name picks the handler. */
 export const QUEUE_NAME = 'jobs';
@@ -42,6 +44,7 @@ export const queuePrefix = (config: { redisKeyPrefix: string; redisCluster: bool
 // BullMQ refuses custom ids that contain ':'.
 const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
   'file.postprocess': (p) => `file.postprocess-${p.fileId}`,
+  'file.remove_objects': (p) => `file.remove_objects-${p.fileId}`,
   'webhook.render': (p) => `webhook.render-${p.messageId}`,
   'messages.finish_stale_streams': () => 'messages.finish_stale_streams',
   'idempotency.sweep': () => 'idempotency.sweep',

@@ -1,7 +1,7 @@
 // Every job the worker runs, by name. The type demands exactly one handler per
 // job of shared/jobs.ts; startWorker checks it again at boot.
 import type { JobHandlers } from '../../shared/jobs.js';
-import { postprocessFile } from './files/files.jobs.js';
+import { postprocessFile, removeFileObjects } from './files/files.jobs.js';
 import { renderWebhookMessage } from './webhooks/webhooks.jobs.js';
 import { finishStaleStreams } from './messages/messages.jobs.js';
 import { sweepIdempotencyKeys } from '../../shared/http/idempotency.js';
@@ -9,6 +9,7 @@ import { indexUnsearchedMessages } from './search/search.jobs.js';
 
 export const handlers: JobHandlers = {
   'file.postprocess': postprocessFile,
+  'file.remove_objects': removeFileObjects,
   'webhook.render': renderWebhookMessage,
   'messages.finish_stale_streams': finishStaleStreams,
   'idempotency.sweep': async (rt) => {

@@ -6,6 +6,7 @@
 // with one key are told apart by a transaction-level advisory lock: the
 // second is refused at once (409) instead of waiting for the first.
 import { createHash } from 'node:crypto';
+import stableStringify from 'safe-stable-stringify';
 import type { Knex } from '../db/knex.js';
 import { AppError, invalid } from '../errors.js';
 import type { LevelSpan } from '../feature-level.js';
@@ -31,9 +32,13 @@ export function checkKey(key: string): string {
   return key;
 }
 
-/** What a key's first request was: its method, path and parsed body. */
+/**
+ * What a key's first request was: its method, path and parsed body, as
+ * canonical JSON (keys sorted at every level), so the same body sent with its
+ * keys in another order or other white space is the same request.
+ */
 export const fingerprintOf = (method: string, path: string, body: unknown) =>
-  createHash('sha256').update(JSON.stringify([method, path, body ?? null])).digest('hex');
+  createHash('sha256').update(stableStringify([method, path, body ?? null])!).digest('hex');
 
 /** A 64-bit advisory lock id for a caller's key (a collision only refuses a request with 409). */
 const lockIdOf = (caller: string, key: string) => BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update(`${caller}\n${key}`).digest('hex').slice(0, 16)}`)).toString();

@@ -62,6 +62,12 @@ export interface RouteSpec<
    * caller: the key's user (`actor`) or the webhook of the path (`webhook`).
    */
   idempotent?: 'actor' | 'webhook';
+  /**
+   * Whether the caller may still make this request, run before anything else
+   * (an Idempotency-Key's stored answer included): a key is checked by
+   * authenticating; a webhook that is gone must answer 404, not replay its 201.
+   */
+  checkCaller?: (req: { rt: Runtime; params: z.infer<P> }) => Promise<void>;
   // `since` / `until` (LevelSpan): the feature levels the route exists at. A
   // route outside the table's level is neither served (its path answers 404
   // `not_found`, like any unknown path) nor documented.
@@ -230,6 +236,7 @@ export class RouteTable {
             return ctx.state.actor;
           },
         }) as RouteRequest<z.infer<P>, z.infer<Q>, z.infer<B>>;
+      if (spec.checkCaller) await spec.checkCaller({ rt: ctx.state.rt, params: params as z.infer<P> });
       const key = idempotent ? ctx.get(IDEMPOTENCY_HEADER) : '';
       // A request by a key that may have written: its reads see its writes (shared/db/read-replicas.ts).
       let result: Result<R>;

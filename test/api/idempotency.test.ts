@@ -57,6 +57,38 @@ describe('Idempotency-Key (level 3)', () => {
     expect(await messagesIn(channelId)).to.equal(2);
   });
 
+  it('replays the same body sent with its keys in another order or other white space, at every level of nesting; a changed value is still 422', async () => {
+    const url = `/api/v1/channels/${channelId}/messages`;
+    const json = { 'content-type': 'application/json' };
+    const key = newKey();
+    const first = await ws.owner.post(url, '{"content":"deploy","metadata":{"type":"ci","data":{"run":7,"env":{"name":"prod","region":"eu"}}}}', { ...json, ...keyed(key) });
+    expectOk(first, 201);
+    const sameBodies = [
+      '{"metadata":{"data":{"env":{"region":"eu","name":"prod"},"run":7},"type":"ci"},"content":"deploy"}',
+      '{ "metadata" : { "type" : "ci", "data" : { "env" : { "name" : "prod", "region" : "eu" }, "run" : 7 } },\n  "content" : "deploy" }',
+      // Escapes and number spellings parse to the same values.
+      String.raw`{"metadata":{"type":"ci","data":{"run":7.0,"env":{"region":"eu","name":"prod"}}},"content":"\u0064eploy"}`,
+    ];
+    for (const body of sameBodies) {
+      const again = await ws.owner.post(url, body, { ...json, ...keyed(key) });
+      expectOk(again, 201);
+      expect(again.headers.get('idempotent-replayed'), body).to.equal('true');
+      expect(again.text).to.equal(first.text);
+    }
+    for (const body of ['{"metadata":{"data":{"env":{"region":"us","name":"prod"},"run":7},"type":"ci"},"content":"deploy"}', '{"content":"deploy","metadata":{"type":"ci","data":{"run":7,"env":{"name":"prod","region":"eu"},"extra":null}}}']) {
+      expectError(await ws.owner.post(url, body, { ...json, ...keyed(key) }), 422, 'idempotency_key_reused');
+    }
+    // A webhook post the same way.
+    const hook = expectOk(await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: channelId, name: 'CI' }), 201).data;
+    const anonymous = new Client(s.url);
+    const hookKey = newKey();
+    expectOk(await anonymous.post(`/hooks/${hook.id}`, '{"content":"built","metadata":{"type":"ci","data":{"a":1,"b":2}}}', { ...json, ...keyed(hookKey) }), 201);
+    const replayed = await anonymous.post(`/hooks/${hook.id}`, '{"metadata":{"data":{"b":2,"a":1},"type":"ci"},"content":"built"}', { ...json, ...keyed(hookKey) });
+    expectOk(replayed, 201);
+    expect(replayed.headers.get('idempotent-replayed')).to.equal('true');
+    expect(await messagesIn(channelId)).to.equal(2);
+  });
+
   it('gives one 201 and one 409 idempotency_in_progress to two concurrent requests with one key, and one message', async () => {
     const key = newKey();
     // Holds the first request inside its transaction (its key cannot be written yet) while the second arrives.
@@ -124,6 +156,30 @@ describe('Idempotency-Key (level 3)', () => {
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
     expectError(await anonymous.post(`/hooks/${hook.id}`, { content: 'build 43 passed' }, keyed(key)), 422, 'idempotency_key_reused');
     expectOk(await anonymous.post(`/hooks/${other.id}`, { content: 'build 42 passed' }, keyed(key)), 201);
+    expect(await messagesIn(channelId)).to.equal(2);
+  });
+
+  it('answers 404 to a repeated key once the hook is gone (deleted, its creator removed), instead of replaying its 201', async () => {
+    const anonymous = new Client(s.url);
+    const member = await ws.user({ role: 'admin' });
+    expectOk(await member.client.post(`/api/v1/channels/${channelId}/members`, { user_id: member.id }), 201);
+    const deleted = expectOk(await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: channelId, name: 'CI' }), 201).data;
+    const orphaned = expectOk(await member.client.post('/api/v1/webhooks/incoming', { channel_id: channelId, name: 'CD' }), 201).data;
+    const key = newKey();
+    for (const hook of [deleted, orphaned]) {
+      expectOk(await anonymous.post(`/hooks/${hook.id}`, { content: 'build 42 passed' }, keyed(key)), 201);
+      // Replayed while the hook is there.
+      expect((await anonymous.post(`/hooks/${hook.id}`, { content: 'build 42 passed' }, keyed(key))).headers.get('idempotent-replayed')).to.equal('true');
+    }
+    expectOk(await ws.owner.delete(`/api/v1/webhooks/incoming/${deleted.id}`), 204);
+    expectOk(await ws.owner.delete(`/api/v1/workspaces/current/members/${member.id}`), 204);
+    for (const hook of [deleted, orphaned]) {
+      const again = await anonymous.post(`/hooks/${hook.id}`, { content: 'build 42 passed' }, keyed(key));
+      expectError(again, 404, 'not_found');
+      expect(again.headers.get('idempotent-replayed')).to.equal(null);
+      // The same as without a key.
+      expectError(await anonymous.post(`/hooks/${hook.id}`, { content: 'build 42 passed' }), 404, 'not_found');
+    }
     expect(await messagesIn(channelId)).to.equal(2);
   });
 

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import * as messages from '../../services/core/messages/messages.store.js';
 import * as dms from '../../services/core/dms/dms.store.js';
 import { newWorkspace, stack } from '../support/stack.js';
+import { AVATAR_FILE_ID, CARRIED_FILE_ID, CARRIES_A_FILE } from '../../shared/db/migrations/120_file_carriers.js';
 
 async function explain(sql: string): Promise<string> {
   const db = stack().rt.db;
@@ -97,4 +98,31 @@ describe('indexes of the hot paths', () => {
       expect(plan).not.to.match(/Seq Scan on channel_members/);
     });
   });
+
+  it('finds the messages carrying a file, and a workspace avatar, by their indexes (level 3 file access, migration 120)', async () => {
+    const db = stack().rt.db;
+    const fileId = '00000000-0000-4000-8000-0000000000f1';
+    // A few messages carry files among the thousands that do not.
+    const carriers = await db('messages').where({ channel_id: channelId }).whereNull('thread_id').orderBy('seq').limit(5).pluck('id');
+    await db('messages').whereIn('id', carriers).update({ metadata: db.raw('?::json', [JSON.stringify({ type: 'axid.file', data: { file_id: fileId } })]) });
+    await db.raw('ANALYZE messages; ANALYZE users');
+    const queries: [string, string, RegExp][] = [
+      ['conversations carrying a file', messages.channelsCarryingFile(db, workspaceId, fileId).toString(), /messages_carried_file/],
+      ['messages carrying a file', db('messages').whereRaw(`${CARRIED_FILE_ID} = ? AND ${CARRIES_A_FILE}`, [fileId]).select(db.raw('1')).toString(), /messages_carried_file/],
+    ];
+    for (const [what, sql, index] of queries) {
+      const plan = await explain(sql);
+      expect(plan, `${what}\n${plan}`).not.to.match(/Seq Scan on messages/);
+      expect(plan, what).to.match(index);
+    }
+    expect(await messages.isFileCarried(db, fileId)).to.equal(true);
+    expect((await messages.channelsCarryingFile(db, workspaceId, fileId)).map((c) => c.channel_id)).to.deep.equal([channelId]);
+    await db.transaction(async (trx) => {
+      await trx.raw('SET LOCAL enable_seqscan = off');
+      const res = await trx.raw(`EXPLAIN SELECT 1 FROM users WHERE workspace_id = ? AND avatar_url LIKE '%/api/v1/files/%' AND ${AVATAR_FILE_ID} = ?`, [workspaceId, fileId]);
+      const plan = (res.rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
+      expect(plan).to.match(/users_avatar_file/);
+    });
+  });
 });
+

@@ -4,7 +4,8 @@ import { createChannel, messagesUrl, postMessage } from '../support/conversation
 import { Client } from '../support/client.js';
 import { waitFor } from '../support/files.js';
 import { executableMarkup, PAYLOADS, renderings } from '../fixtures/markup-corpus.js';
-import { newWorkspace, stack } from '../support/stack.js';
+import { level3Stack, newWorkspace, stack } from '../support/stack.js';
+import { sanitizeContent } from '../../services/core/messages/messages.sanitize.js';
 
 describe('content sanitizing through the API', () => {
   it('stores sanitized content on post and on edit', async () => {
@@ -94,5 +95,101 @@ describe('content_json: unknown marks and attributes are refused, not stored', (
     }
     const page = expectOk(await ws.owner.get(messagesUrl(c.id))).data as { id: string; content: string }[];
     expect(page.map((m) => m.content)).to.deep.equal(['kept']);
+  });
+});
+
+describe('the 40,000-character limit holds for what is stored, on every path that writes content', function () {
+  this.timeout(120_000);
+  const LIMIT = 40_000;
+  // Kinds of content that sanitizing grows: each a head and a unit repeated to
+  // fill 40,000 characters sent, stored longer than that.
+  const GROWERS: Array<{ kind: string; head: string; unit: string; tail?: string }> = [
+    { kind: 'bare < escaped as an entity (&lt;) beside a tag', head: '<b>x</b> ', unit: 'a<' },
+    { kind: 'mention-like <@U…> escaped beside a tag', head: '<i>hi</i> ', unit: '<@U123> ' },
+    { kind: 'characters escaped in an HTML block (&amp;)', head: '<div>\n', unit: '"&', tail: '\n</div>' },
+    { kind: 'unquoted attributes quoted', head: '', unit: '<img src=x>' },
+    { kind: 'a declaration kept beside escaped bare <', head: '<u>x</u> <!here> ', unit: '1<2 ' },
+  ];
+  const filled = (g: (typeof GROWERS)[number], budget = LIMIT) => {
+    const room = budget - g.head.length - (g.tail?.length ?? 0);
+    return g.head + g.unit.repeat(Math.floor(room / g.unit.length)) + (g.tail ?? '');
+  };
+  /** The most units whose sanitized content is within the limit (found by bisection). */
+  const largestThatFits = (g: (typeof GROWERS)[number]) => {
+    const make = (n: number) => g.head + g.unit.repeat(n) + (g.tail ?? '');
+    let [lo, hi] = [0, Math.floor(LIMIT / g.unit.length)];
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (sanitizeContent(make(mid)).length <= LIMIT) lo = mid;
+      else hi = mid - 1;
+    }
+    return make(lo);
+  };
+  const count = async (client: Client, channelId: string) => (expectOk(await client.get(`${messagesUrl(channelId)}?limit=200`)).data as unknown[]).length;
+
+  it('refuses content stored longer than the limit with 400 validation_error (post, edit, native hook), and keeps content that fits once sanitized', async () => {
+    const ws = await newWorkspace();
+    const c = await createChannel(ws.owner);
+    const hook = expectOk(await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: c.id, name: 'CI' }), 201).data;
+    const anon = new Client(stack().url);
+    const original = await postMessage(ws.owner, c.id, 'to be edited');
+    for (const g of GROWERS) {
+      const content = filled(g);
+      expect(content.length, g.kind).to.be.at.most(LIMIT);
+      const before = await count(ws.owner, c.id);
+      for (const res of [
+        await ws.owner.post(messagesUrl(c.id), { content }),
+        await ws.owner.patch(`${messagesUrl(c.id)}/${original.id}`, { content }),
+        await anon.post(`/hooks/${hook.id}`, { content }),
+      ]) {
+        expectError(res, 400, 'validation_error');
+        expect(res.body.error.message, g.kind).to.match(/^content: is \d+ characters once sanitized.*at most 40000 are stored$/);
+      }
+      expect(await count(ws.owner, c.id), `${g.kind}: nothing posted`).to.equal(before);
+      expect(expectOk(await ws.owner.get(`${messagesUrl(c.id)}/${original.id}`)).data.content, `${g.kind}: the edit changed nothing`).to.equal('to be edited');
+      // The same kind, short enough to fit once grown, is stored whole.
+      const fits = largestThatFits(g);
+      const stored = await postMessage(ws.owner, c.id, fits);
+      expect(stored.content.length, g.kind).to.be.above(fits.length).and.at.most(LIMIT);
+    }
+  });
+
+  it('refuses a compatible hook post whose text or attachments grow past the limit as rendered and sanitized, naming the field; nothing is posted', async () => {
+    const ws = await newWorkspace();
+    const c = await createChannel(ws.owner);
+    const hook = expectOk(await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: c.id, name: 'CI' }), 201).data;
+    const anon = new Client(stack().url);
+    const bodies: Array<[string, unknown]> = [
+      // mrkdwn made markdown: *bold* becomes **bold**, ~strike~ ~~strike~~.
+      ['text', { text: '*b* ~s~ '.repeat(LIMIT / 8) }],
+      ['text', { text: filled(GROWERS[0]!) }],
+      ['attachments', { attachments: [{ title: 'build', text: filled(GROWERS[1]!, LIMIT - 100) }] }],
+      ['attachments', { text: 'see below', attachments: [{ text: filled(GROWERS[0]!, LIMIT - 100) }] }],
+    ];
+    for (const [field, body] of bodies) {
+      const res = await anon.post(`/hooks/compat/${hook.id}`, body);
+      expectError(res, 400, 'validation_error');
+      expect(res.body.error.message).to.match(new RegExp(`^${field}: `));
+    }
+    expect(await count(ws.owner, c.id)).to.equal(0);
+  });
+
+  it('refuses an append that would store more than the limit once the whole reply is sanitized (level 3); the reply keeps its content', async () => {
+    const s3 = await level3Stack();
+    const ws = await newWorkspace(s3);
+    const bot = await ws.user({ is_agent: true });
+    const c = await createChannel(ws.owner);
+    expectOk(await ws.owner.post(`/api/v1/channels/${c.id}/members`, { user_id: bot.id }), 201);
+    const reply = expectOk(await bot.client.post(messagesUrl(c.id), { content: '<b>Thinking</b>', streaming: true }), 201).data;
+    for (const g of GROWERS.filter((x) => x.head === '' || x.head.startsWith('<b>') || x.head.startsWith('<i>'))) {
+      const delta = ` ${g.unit.repeat(Math.floor((LIMIT - 20) / g.unit.length))}`;
+      const res = await bot.client.post(`${messagesUrl(c.id)}/${reply.id}/append`, { content: delta });
+      expectError(res, 400, 'validation_error');
+      expect(res.body.error.message, g.kind).to.match(/once sanitized/);
+    }
+    expect(expectOk(await bot.client.get(`${messagesUrl(c.id)}/${reply.id}`)).data).to.include({ content: '<b>Thinking</b>', streaming: true });
+    // A delta that fits once grown is stored.
+    const grown = expectOk(await bot.client.post(`${messagesUrl(c.id)}/${reply.id}/append`, { content: ` ${'a<'.repeat(1000)}` })).data;
+    expect(grown.content).to.equal(`<b>Thinking</b> ${'a&lt;'.repeat(1000)}`);
   });
 });

@@ -84,6 +84,24 @@ describe('streamed agent replies (level 3)', () => {
     expect(expectOk(await ws.owner.get(`${base}/${m.id}`)).data.content).to.equal('partial');
   });
 
+  it('needs write access now: an author who left answers 403 in a public channel and 404 in a private one, on append and finish; back in, it appends again', async () => {
+    const bot = await ws.user({ is_agent: true });
+    for (const isPrivate of [false, true]) {
+      const channelId = await newChannel(isPrivate);
+      expectOk(await ws.owner.post(`/api/v1/channels/${channelId}/members`, { user_id: bot.id }), 201);
+      const base = `/api/v1/channels/${channelId}/messages`;
+      const m = expectOk(await bot.client.post(base, { content: 'partial', streaming: true }), 201).data;
+      expectOk(await bot.client.delete(`/api/v1/channels/${channelId}/members/${bot.id}`), 204);
+      const [status, code] = isPrivate ? [404, 'not_found'] : [403, 'forbidden'];
+      expectError(await bot.client.post(`${base}/${m.id}/append`, { content: ' more' }), status, code);
+      expectError(await bot.client.post(`${base}/${m.id}/finish`, {}), status, code);
+      expect(expectOk(await ws.owner.get(`${base}/${m.id}`)).data).to.include({ content: 'partial', streaming: true });
+      expectOk(await ws.owner.post(`/api/v1/channels/${channelId}/members`, { user_id: bot.id }), 201);
+      expect(expectOk(await bot.client.post(`${base}/${m.id}/append`, { content: ' more' })).data.content).to.equal('partial more');
+      expect(expectOk(await bot.client.post(`${base}/${m.id}/finish`, {})).data.streaming).to.equal(false);
+    }
+  });
+
   it('works in DMs, and sanitizes on each append what a delta can still change (an unsafe link completed by a delta is rewritten)', async () => {
     const other = await ws.user();
     const dm = expectOk(await ws.owner.post('/api/v1/dms', { user_ids: [other.id] }), 201).data;

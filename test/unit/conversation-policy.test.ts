@@ -3,6 +3,7 @@ import type { Actor } from '../../shared/auth.js';
 import { canAddMember, canRemoveMember, canSetDefault, canUpdateChannel } from '../../services/core/channels/channels.policy.js';
 import { canDeleteMessage, canEditMessage, canParticipate } from '../../services/core/messages/messages.policy.js';
 import { isEmoji } from '../../services/core/messages/messages.schemas.js';
+import { canDeleteFile } from '../../services/core/files/files.policy.js';
 
 const actor = (role: Actor['role'], userId = 'me'): Actor => ({ keyId: 'k', userId, workspaceId: 'w', role, isAgent: false });
 
@@ -39,6 +40,14 @@ describe('conversation policies (pure)', () => {
     expect(canDeleteMessage(actor('member'), { author_id: 'other' })).to.equal(false);
     expect(canDeleteMessage(actor('admin'), { author_id: 'other' })).to.equal(true);
     expect(canDeleteMessage(actor('owner'), { author_id: null })).to.equal(true);
+  });
+
+  it('deleting a file (level 3): its uploader, admins, owners', () => {
+    expect(canDeleteFile(actor('member'), { uploader_id: 'me' })).to.equal(true);
+    expect(canDeleteFile(actor('member'), { uploader_id: 'other' })).to.equal(false);
+    expect(canDeleteFile(actor('member'), { uploader_id: null })).to.equal(false);
+    expect(canDeleteFile(actor('admin'), { uploader_id: 'other' })).to.equal(true);
+    expect(canDeleteFile(actor('owner'), { uploader_id: null })).to.equal(true);
   });
 
   it('emoji: names and Unicode emoji only', () => {

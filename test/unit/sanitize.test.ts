@@ -61,4 +61,14 @@ describe('content sanitizing', () => {
     expect(once).to.equal('\\<javascript:x> [y](#)');
     expect(sanitizeContent(once)).to.equal(once);
   });
+
+  it('rewrites content with tens of thousands of edits exactly (one pass over the text; each tag cleaned once), one line or many', () => {
+    const n = 13_000;
+    expect(sanitizeContent(`<b>x</b> ${'a<'.repeat(n)}`)).to.equal(`<b>x</b> ${'a&lt;'.repeat(n)}`);
+    expect(sanitizeContent(`<b>x</b>\n${'a<\n'.repeat(n)}`)).to.equal(`<b>x</b>\n${'a&lt;\n'.repeat(n)}`);
+    expect(sanitizeContent(`x ${'<img src=x onerror=y()>'.repeat(3000)}`)).to.equal(`x ${'<img src="x" />'.repeat(3000)}`);
+    // A bare < inside a tag's edit stays with the tag: `<b>` kept, the `<` of `<@U1>` escaped, the script dropped whole.
+    expect(sanitizeContent(`<b>y</b> <@U1> <script>a<b</script> ${'1<2 '.repeat(5)}`)).to.equal(`<b>y</b> &lt;@U1>  ${'1&lt;2 '.repeat(5)}`);
+  });
 });
+

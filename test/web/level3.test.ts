@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import type { Stack } from '../../services/stack.js';
 import { level3Stack, newWorkspace, uniqueName } from '../support/stack.js';
 import { screenshot, signedIn, suiteBrowser } from './browser.js';
+import { uploadFile } from '../support/files.js';
 
 describe('web app at feature level 3', function () {
   this.timeout(120_000);
@@ -137,4 +138,25 @@ describe('web app at feature level 3', function () {
     await page.getByRole('article', { name: /second wording/ }).waitFor();
     app.assertClean();
   });
+
+  it('shows a file posted in a channel to its members, and "This file was removed." once it is deleted (contract §17)', async () => {
+    const ws = await newWorkspace(s);
+    const bob = await ws.user({ name: uniqueName('bob') });
+    const ch = (await ws.owner.post('/api/v1/channels', { name: uniqueName('files'), is_private: true })).body.data as { id: string };
+    await ws.owner.post(`/api/v1/channels/${ch.id}/members`, { user_id: bob.id });
+    const up = await uploadFile(s.url, { key: ws.ownerKey, data: Buffer.from('the plan\n'), name: 'plan.txt', type: 'text/plain' });
+    expect(up.status, up.text).to.equal(201);
+    const f = up.body.data as { id: string; name: string; size: number; content_type: string };
+    await ws.owner.post(`/api/v1/channels/${ch.id}/messages`, {
+      content: 'Shared a file: plan.txt',
+      metadata: { type: 'axid.file', data: { file_id: f.id, name: f.name, size: f.size, content_type: f.content_type } },
+    });
+    const app = await signedIn(b, s.url, bob.key, `/c/${ch.id}`);
+    await app.page.getByRole('link', { name: /Download plan\.txt/ }).waitFor();
+    expect((await ws.owner.delete(`/api/v1/files/${f.id}`)).status).to.equal(204);
+    await app.page.getByText('This file was removed.').waitFor();
+    expect(await app.page.getByRole('link', { name: /Download plan\.txt/ }).count()).to.equal(0);
+    app.assertClean();
+  });
 });
+

@@ -3,7 +3,7 @@
 // dimensions and make its thumbnail, then mark the file ready, once.
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { fileTypeFromBuffer } from 'file-type';
 import sharp from 'sharp';
 import { recordEvents } from '../../../shared/events.js';
@@ -145,3 +145,8 @@ async function readImage(rt: Runtime, file: FileRow): Promise<Pick<Outcome, 'wid
   );
   return { width, height, thumbnail_key: key };
 }
+
+/** `file.remove_objects`: a removed file's stored objects (deleting one already gone succeeds: a retry is a no-op). */
+export const removeFileObjects: JobHandler<'file.remove_objects'> = async (rt, { keys }) => {
+  for (const Key of keys) await rt.s3.send(new DeleteObjectCommand({ Bucket: rt.config.s3.bucket, Key }));
+};

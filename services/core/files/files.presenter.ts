@@ -1,5 +1,12 @@
 import { z } from 'zod';
+import type { LevelSpan } from '../../../shared/feature-level.js';
 import { Timestamp, named } from '../../../shared/http/responses.js';
+
+/** Level 3 (contract §17): a file is read where it was posted, and deleted (DELETE /files/{id}). */
+export const FILES_FOLLOW_CONVERSATIONS: LevelSpan = { since: 3 };
+
+/** The metadata type of a message that carries a file: `{type: "axid.file", data: {file_id, ...}}` (the web app's attachment). */
+export const FILE_METADATA_TYPE = 'axid.file';
 
 export interface FileRow {
   id: string;

@@ -6,10 +6,14 @@ import type { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Actor } from '../../../shared/auth.js';
-import { AppError, notFound } from '../../../shared/errors.js';
+import { AppError, forbidden, notFound } from '../../../shared/errors.js';
 import { recordJob } from '../../../shared/jobs.js';
 import type { Runtime } from '../../../shared/runtime.js';
+import { markFileRemoved } from '../messages/messages.service.js';
+import { readableFile } from './files.access.js';
+import { canDeleteFile } from './files.policy.js';
 import { presentFile, type FileRow } from './files.presenter.js';
+import { removeStoredFile } from './files.removal.js';
 import * as store from './files.store.js';
 import { receiveUpload } from './files.upload.js';
 
@@ -59,11 +63,31 @@ function recordUpload(rt: Runtime, actor: Actor, id: string, key: string, receiv
   });
 }
 
-/** Metadata and a short-lived download link, for members of the file's workspace. */
+/** Metadata and a short-lived download link, for whoever may read the file (files.access.ts). */
 export async function getFile(rt: Runtime, actor: Actor, fileId: string) {
-  const row = await store.findFileInWorkspace(rt.db, actor.workspaceId, fileId);
+  const row = await readableFile(rt, actor, fileId);
   if (!row) throw notFound('File');
   return { ...presentFile(row), download_url: await downloadUrl(rt, row) };
+}
+
+/**
+ * `DELETE /files/{id}` (level 3): its uploader, owners and admins (others who
+ * can read it: 403; who cannot: 404). The row goes, the messages that carried
+ * it show it as removed (message.updated), and the worker deletes its objects.
+ */
+export async function deleteFile(rt: Runtime, actor: Actor, fileId: string) {
+  const row = await store.findFileInWorkspace(rt.db, actor.workspaceId, fileId);
+  if (!row) throw notFound('File');
+  if (!canDeleteFile(actor, row)) {
+    if (!(await readableFile(rt, actor, row.id))) throw notFound('File');
+    throw forbidden('only the uploader of a file, an admin or an owner deletes it');
+  }
+  await rt.db.transaction(async (trx) => {
+    const [locked] = await store.lockFiles(trx, actor.workspaceId, [row.id]);
+    if (!locked) throw notFound('File'); // removed meanwhile
+    await markFileRemoved(rt, trx, locked.workspace_id, locked.id);
+    await removeStoredFile(rt, trx, locked);
+  });
 }
 
 /**

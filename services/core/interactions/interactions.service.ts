@@ -9,6 +9,7 @@ import type { Runtime } from '../../../shared/runtime.js';
 import { requireReadable } from '../channels/channels.access.js';
 import type { ContentNode } from '../messages/messages.presenter.js';
 import { presentInteraction } from './interactions.presenter.js';
+import { countClick } from './interactions.limits.js';
 import type { ActionInput } from './interactions.schemas.js';
 import * as store from './interactions.store.js';
 
@@ -27,16 +28,26 @@ export function actionIdsOf(doc: { content?: ContentNode[] } | null): Set<string
   return ids;
 }
 
+/** No channel has this id: an unknown message's access check asks for it. */
+const NO_CHANNEL = '00000000-0000-0000-0000-000000000000';
+
 export async function invokeAction(rt: Runtime, actor: Actor, body: ActionInput) {
   const target = isUuid(body.message_id) ? await store.findActionTarget(rt.db, actor.workspaceId, body.message_id) : undefined;
-  if (!target) throw notFound('Message');
-  // A message the caller cannot read answers as one that does not exist.
-  await requireReadable(rt.db, actor, target.channel_id, target.kind === 'channel' ? 'channel' : 'conversation', rt.access).catch((err) => {
-    throw err instanceof AppError && err.code === 'not_found' ? notFound('Message') : err;
-  });
+  // A message the caller cannot read answers as one that does not exist, after
+  // the same work: an unknown one runs the access check too (for a channel
+  // that is not there), so neither answers sooner than the other.
+  const readable = await requireReadable(rt.db, actor, target?.channel_id ?? NO_CHANNEL, target && target.kind !== 'channel' ? 'conversation' : 'channel', rt.access).then(
+    () => true,
+    (err: unknown) => {
+      if (err instanceof AppError && err.code === 'not_found') return false;
+      throw err;
+    },
+  );
+  if (!target || !readable) throw notFound('Message');
   if (!actionIdsOf(target.content_json).has(body.action_id)) {
     throw invalid(`action_id: the message has no button with actionId "${body.action_id}"`);
   }
+  await countClick(rt, actor.userId, target.id);
   return rt.db.transaction(async (trx) => {
     const row = await store
       .insertInteraction(trx, { workspace_id: actor.workspaceId, message_id: target.id, channel_id: target.channel_id, action_id: body.action_id, user_id: actor.userId })

@@ -315,14 +315,34 @@ function trackedParser(): MarkdownIt {
 
 const parser = trackedParser();
 
+/** Where each line of an origin starts in its joined text (made once per origin: a paragraph can have thousands of lines). */
+const lineOffsets = new WeakMap<Origin, number[]>();
+
 /** An offset in a token's text → an offset in the source, or null. */
 function toSource(origin: Origin, offset: number): number | null {
-  let at = offset + origin.lead;
-  for (const line of origin.lines) {
-    if (at <= line.text.length) return line.start === null ? null : line.start + at;
-    at -= line.text.length + 1;
+  let offsets = lineOffsets.get(origin);
+  if (!offsets) {
+    offsets = [];
+    let sum = 0;
+    for (const line of origin.lines) {
+      offsets.push(sum);
+      sum += line.text.length + 1;
+    }
+    lineOffsets.set(origin, offsets);
   }
-  return null;
+  const at = offset + origin.lead;
+  // The last line starting at or before `at` (by bisection).
+  let [lo, hi] = [0, offsets.length - 1];
+  if (hi < 0 || at < 0) return null;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (offsets[mid]! <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  const line = origin.lines[lo]!;
+  const within = at - offsets[lo]!;
+  if (within > line.text.length) return null;
+  return line.start === null ? null : line.start + within;
 }
 
 /** What an html_inline tag becomes. */
@@ -353,6 +373,7 @@ export function cleanHtml(input: string): string {
   const tokens = parser.parse(markdown, {});
   const edits: Edit[] = [];
   const lts: Array<{ origin: Origin | undefined; children: Token[] }> = [];
+  const cleanTags = new Map<string, string>();
   let hasTags = false;
   for (const token of tokens) {
     if (token.level >= MAX_NESTING - 1) throw invalid(`content: quotes, lists or emphasis are nested too deeply (at most about ${MAX_NESTING} levels) to check its HTML`);
@@ -379,7 +400,9 @@ export function cleanHtml(input: string): string {
       if (child.type !== 'html_inline') continue;
       hasTags ||= !/^<![A-Za-z]/.test(child.content);
       const { start = 0, end = 0 } = (child.meta as Tracked | null) ?? {};
-      let clean = cleanInlineTag(child.content);
+      // The same tag cleaned once per content (a tag repeated thousands of times is one sanitize-html call).
+      let clean = cleanTags.get(child.content);
+      if (clean === undefined) cleanTags.set(child.content, (clean = cleanInlineTag(child.content)));
       let stop = end;
       const name = /^<([A-Za-z][A-Za-z0-9-]*)/.exec(child.content)?.[1]?.toLowerCase();
       if (name && TEXT_GOES_WITH.has(name)) {
@@ -400,20 +423,40 @@ export function cleanHtml(input: string): string {
   }
   if (hasTags) {
     // A bare `<` in text, as HTML writes it (kept unless it is rewritten anyway).
+    // The tags' edits, in order, are searched by bisection: content can hold
+    // tens of thousands of `<`, and a scan of every edit for each was seconds.
+    const tagEdits = [...edits].sort((a, b) => a.start - b.start);
+    const insideTagEdit = (pos: number) => {
+      let [lo, hi] = [0, tagEdits.length - 1];
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const e = tagEdits[mid]!;
+        if (pos < e.start) hi = mid - 1;
+        else if (pos >= e.end) lo = mid + 1;
+        else return true;
+      }
+      return false;
+    };
     for (const { origin, children } of lts) {
       for (const at of bareLt.get(children) ?? []) {
         const pos = origin && toSource(origin, at);
-        if (pos != null && markdown[pos] === '<' && !edits.some((e) => e.start <= pos && pos < e.end)) edits.push({ start: pos, end: pos + 1, text: '&lt;' });
+        if (pos != null && markdown[pos] === '<' && !insideTagEdit(pos)) edits.push({ start: pos, end: pos + 1, text: '&lt;' });
       }
     }
   }
   if (edits.length === 0) return input;
-  let out = markdown;
-  let last = Infinity;
-  for (const edit of edits.sort((a, b) => b.start - a.start)) {
-    if (edit.end > last) throw cannotRewrite(); // overlapping: should not happen, refuse rather than guess
-    out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
-    last = edit.start;
+  return applyEdits(markdown, edits);
+}
+
+/** The text with non-overlapping edits applied, in one pass (one slice each, not one copy of the whole text each). */
+function applyEdits(text: string, edits: Edit[]): string {
+  const parts: string[] = [];
+  let at = 0;
+  for (const edit of edits.sort((a, b) => a.start - b.start || a.end - b.end)) {
+    if (edit.start < at) throw cannotRewrite(); // overlapping: should not happen, refuse rather than guess
+    parts.push(text.slice(at, edit.start), edit.text);
+    at = edit.end;
   }
-  return out;
+  parts.push(text.slice(at));
+  return parts.join('');
 }

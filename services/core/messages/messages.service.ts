@@ -18,6 +18,10 @@ import { sanitizeAppend, sanitizeContent, settledLength } from './messages.sanit
 import { Content, MAX_CONTENT, Metadata, isEmoji, type AppendInput, type FinishInput, type ListMessagesInput, type PostMessageInput, type UpdateMessageInput } from './messages.schemas.js';
 import { charCount } from '../channels/channels.schemas.js';
 import * as store from './messages.store.js';
+import { readableFile } from '../files/files.access.js';
+import { FILE_METADATA_TYPE } from '../files/files.presenter.js';
+import { removeStoredFile } from '../files/files.removal.js';
+import * as filesStore from '../files/files.store.js';
 
 const channelScope = (workspaceId: string, channelId: string): AxidEvent['to'] => ({
   scope: 'channel',
@@ -47,10 +51,38 @@ function checkContentJson(rt: Runtime, doc: unknown) {
   return { content_json: result.document as ContentDocument, card_origin: result.card_origin, mentioned_user_ids: [...new Set(result.mentioned_user_ids)] };
 }
 
-function cleanContent(content: string) {
+/**
+ * The limit is on what is stored: sanitizing can grow content (a bare `<`
+ * becomes `&lt;`, an unquoted attribute gets quotes, an unsafe autolink an
+ * escape), so 40,000 characters sent could be twice that stored. Refused, not
+ * cut: a cut could end inside what sanitizing wrote.
+ */
+function checkStoredLength(length: number) {
+  if (length > MAX_CONTENT) {
+    throw invalid(`content: is ${length} characters once sanitized (HTML escaped, attributes quoted, unsafe links rewritten); at most ${MAX_CONTENT} are stored`);
+  }
+}
+
+/** Content as stored: sanitized, not empty, within the limit (every write of content but appends, which check the whole). */
+export function cleanContent(content: string) {
   const clean = sanitizeContent(content);
   if (clean.trim().length === 0) throw invalid('content: is empty once unsafe HTML is removed');
+  checkStoredLength(charCount(clean));
   return clean;
+}
+
+/**
+ * Level 3 (contract §17): a message carrying a file (`axid.file` metadata)
+ * lets the readers of its conversation read the file, so its author must be
+ * able to read the file already; otherwise it answers as a file that is not
+ * there. At level 2 every member reads every file and nothing is checked.
+ */
+async function checkCarriedFile(rt: Runtime, author: { userId: string | null; workspaceId: string }, metadata: { type: string; data: Record<string, unknown> } | null | undefined) {
+  if (!rt.presenters.filesFollowConversations || metadata?.type !== FILE_METADATA_TYPE) return;
+  const fileId = metadata.data.file_id;
+  if (fileId === undefined) return;
+  const readable = typeof fileId === 'string' && author.userId !== null && (await readableFile(rt, { userId: author.userId, workspaceId: author.workspaceId }, fileId));
+  if (!readable) throw invalid('metadata.data.file_id: no file you can read has this id (upload it with POST /files first)');
 }
 
 export interface PostMessageArgs {
@@ -81,6 +113,7 @@ export interface PostMessageArgs {
 export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<MessageObject> {
   const content = cleanContent(parseOrThrow(Content, args.content, 'content'));
   const metadata = args.metadata == null ? null : parseOrThrow(Metadata, args.metadata, 'metadata');
+  await checkCarriedFile(rt, { userId: args.authorId, workspaceId: args.workspaceId }, metadata);
   const threadId = args.thread_id ?? null;
   if (threadId !== null && !isUuid(threadId)) throw badThread();
   const blocks = checkContentJson(rt, args.content_json);
@@ -209,8 +242,9 @@ export async function getMessage(rt: Runtime, actor: Actor, channelId: string, k
  * (validated, with what the document yields: card origin and mentions), as
  * an update patch; fields left out of the body are left as they are.
  */
-function documentPatch(rt: Runtime, body: { metadata?: unknown; content_json?: unknown }): Record<string, unknown> {
+async function documentPatch(rt: Runtime, actor: Actor, body: { metadata?: { type: string; data: Record<string, unknown> } | null; content_json?: unknown }): Promise<Record<string, unknown>> {
   const patch: Record<string, unknown> = {};
+  await checkCarriedFile(rt, actor, body.metadata);
   if (body.metadata !== undefined) patch.metadata = body.metadata === null ? null : JSON.stringify(body.metadata);
   if (body.content_json !== undefined) {
     const blocks = checkContentJson(rt, body.content_json);
@@ -227,7 +261,7 @@ export async function updateMessage(rt: Runtime, actor: Actor, channelId: string
   if (!canEditMessage(actor, existing)) throw forbidden('only the author edits a message');
   // Content first, as before: of two bad fields, the content's refusal is the answer.
   const content = body.content !== undefined ? cleanContent(body.content) : undefined;
-  const patch = documentPatch(rt, body);
+  const patch = await documentPatch(rt, actor, body);
   if (content !== undefined) patch.content = content;
   return rt.db.transaction(async (trx) => {
     // Deleted meanwhile: nothing to edit.
@@ -254,10 +288,16 @@ export async function deleteMessage(rt: Runtime, actor: Actor, channelId: string
   const existing = await requireMessage(rt, channel.id, messageId);
   if (!canDeleteMessage(actor, existing)) throw forbidden('only the author, an admin or an owner deletes a message');
   await rt.db.transaction(async (trx) => {
+    // Level 3: files whose last carrier goes are removed with it (contract §17).
+    // Locked first, so two deletes of their last two carriers cannot each see the other's.
+    const carried = rt.presenters.filesFollowConversations && (existing.metadata?.type === FILE_METADATA_TYPE || !existing.thread_id)
+      ? await filesStore.lockFiles(trx, actor.workspaceId, await store.filesCarriedBy(trx, existing.id))
+      : [];
     // Deleting a root deletes its replies and its thread record (ON DELETE CASCADE).
     const deleted = await store.deleteMessage(trx, existing.id);
     if (deleted === 0) throw notFound('Message');
     if (existing.thread_id) await store.decrementThread(trx, existing.thread_id);
+    for (const file of carried) if (!(await store.isFileCarried(trx, file.id))) await removeStoredFile(rt, trx, file);
     await recordEvents(rt, trx, [
       {
         type: 'message.deleted',
@@ -351,9 +391,32 @@ export async function replaceMessageContent(
   return message;
 }
 
+/**
+ * Level 3: the messages that carried a removed file show it as removed (their
+ * metadata becomes `{type: "axid.file", data: {file_id, removed: true}}`; the
+ * name goes with the file), each with message.updated, in the caller's
+ * transaction. Not an edit: edited_at stays.
+ */
+export async function markFileRemoved(rt: Runtime, trx: Knex.Transaction, workspaceId: string, fileId: string): Promise<void> {
+  const metadata = JSON.stringify({ type: FILE_METADATA_TYPE, data: { file_id: fileId, removed: true } });
+  const changed = await store.replaceCarriedFile(trx, workspaceId, fileId, metadata);
+  const events: AxidEvent[] = [];
+  for (const m of changed) {
+    events.push({ type: 'message.updated', to: channelScope(workspaceId, m.channel_id), data: { message: await presentLocked(rt, trx, m.channel_id, m.id) } });
+  }
+  await recordEvents(rt, trx, events);
+}
+
 // ---- streamed agent replies (level 3) ---------------------------------------
 
 const finished = () => new AppError('conflict', 'the message is no longer streaming: it was finished');
+
+/** Appending and finishing write to the conversation: its author must still be a member (one who left: 403, or 404 where it is hidden now). */
+async function requireWritable(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind) {
+  const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  if (!canParticipate(isMember)) throw joinFirst(kind);
+  return channel;
+}
 
 /** The author's own streaming message, locked for the change; 404 hidden or gone, 403 someone else's, 409 finished. */
 async function lockStreaming(rt: Runtime, trx: Knex.Transaction, actor: Actor, channelId: string, messageId: string) {
@@ -376,7 +439,7 @@ async function lockStreaming(rt: Runtime, trx: Knex.Transaction, actor: Actor, c
  * so no client keeps text the service did not store.
  */
 export async function appendToMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, body: AppendInput) {
-  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  const channel = await requireWritable(rt, actor, channelId, kind);
   return rt.db.transaction(async (trx) => {
     const row = await lockStreaming(rt, trx, actor, channel.id, messageId);
     if (row.length + charCount(body.content) > MAX_CONTENT) throw invalid(`content: the message would be longer than ${MAX_CONTENT} characters`);
@@ -390,6 +453,7 @@ export async function appendToMessage(rt: Runtime, actor: Actor, channelId: stri
       open = open.slice(at);
     }
     const next = sanitizeAppend(open, body.content);
+    checkStoredLength(settled + charCount(next.tail));
     const updated = await store.appendContent(trx, row.id, { keep: settled, tail: next.tail, settled: settled + charCount(next.tail.slice(0, next.settles)) });
     const to = channelScope(actor.workspaceId, channel.id);
     if (next.appended !== null) {
@@ -410,8 +474,8 @@ async function presentLocked(rt: Runtime, trx: Knex.Transaction, channelId: stri
 
 /** Ends a streamed reply (its author; optionally its final content_json and metadata): message.updated with streaming false. */
 export async function finishMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, body: FinishInput) {
-  const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
-  const patch = documentPatch(rt, body);
+  const channel = await requireWritable(rt, actor, channelId, kind);
+  const patch = await documentPatch(rt, actor, body);
   return rt.db.transaction(async (trx) => {
     const row = await lockStreaming(rt, trx, actor, channel.id, messageId);
     await store.finishStreaming(trx, row.id, patch);

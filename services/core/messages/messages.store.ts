@@ -5,6 +5,8 @@ import { existsAt, type FeatureLevel } from '../../../shared/feature-level.js';
 import { BOTH_WAYS } from './messages.schemas.js';
 import { inReadWindow, type EventSource } from '../../../shared/relay/outbox-table.js';
 import { messageFieldsAt, type MessageField, type MessageRow, type ReactionSummary } from './messages.presenter.js';
+import { CARRIED_FILE_ID, CARRIES_A_FILE } from '../../../shared/db/migrations/120_file_carriers.js';
+import { isUuid } from '../../../shared/ids.js';
 
 const MESSAGE_COLUMNS = [
   'm.id',
@@ -545,3 +547,37 @@ export async function claimStaleStreams(trx: Knex.Transaction, seconds: number, 
   );
   return rows as { id: string; channel_id: string; workspace_id: string }[];
 }
+
+// ---- messages that carry a file (level 3, contract §17; migration 120) ----
+
+/** The conversations where a message carrying the file was posted (at most `limit`), with their kind. */
+export const channelsCarryingFile = (db: Db, workspaceId: string, fileId: string, limit = 100): Promise<{ channel_id: string; kind: string }[]> =>
+  db
+    .select('c.id as channel_id', 'c.kind')
+    .from('channels as c')
+    .whereIn(
+      'c.id',
+      db('messages').distinct('channel_id').whereRaw(`${CARRIED_FILE_ID} = ? AND ${CARRIES_A_FILE}`, [fileId]).andWhere('workspace_id', workspaceId),
+    )
+    .limit(limit);
+
+/** The files a message and its replies carry (the replies go with a deleted root). */
+export async function filesCarriedBy(db: Db, messageId: string): Promise<string[]> {
+  const rows = (await db('messages')
+    .distinct(db.raw(`${CARRIED_FILE_ID} AS file_id`))
+    .where((q) => q.where('id', messageId).orWhere('thread_id', messageId))
+    .whereRaw(CARRIES_A_FILE)) as { file_id: string | null }[];
+  return rows.map((r) => r.file_id).filter((id): id is string => id !== null && isUuid(id));
+}
+
+/** Whether any message still carries the file. */
+export const isFileCarried = async (db: Db, fileId: string): Promise<boolean> =>
+  Boolean(await db('messages').whereRaw(`${CARRIED_FILE_ID} = ? AND ${CARRIES_A_FILE}`, [fileId]).first(db.raw('1 AS one')));
+
+/** Replaces the metadata of every message carrying the file by `metadata` (the file shown as removed); their ids and channels. */
+export const replaceCarriedFile = (db: Db, workspaceId: string, fileId: string, metadata: string): Promise<{ id: string; channel_id: string }[]> =>
+  db('messages')
+    .whereRaw(`${CARRIED_FILE_ID} = ? AND ${CARRIES_A_FILE}`, [fileId])
+    .andWhere('workspace_id', workspaceId)
+    .update({ metadata: db.raw('?::json', [metadata]) })
+    .returning(['id', 'channel_id']);

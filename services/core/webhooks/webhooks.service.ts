@@ -6,8 +6,7 @@ import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
 import { recordJob } from '../../../shared/jobs.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { requireReadable } from '../channels/channels.access.js';
-import { postMessage, type PostMessageArgs } from '../messages/messages.service.js';
-import { sanitizeContent } from '../messages/messages.sanitize.js';
+import { cleanContent, postMessage, type PostMessageArgs } from '../messages/messages.service.js';
 import { placeholderContent, readCompatPost, renderCompatMessage, type CompatPost, type Display } from './webhooks.compat.js';
 import { canDeleteWebhook, seesAllWebhooks } from './webhooks.policy.js';
 import { presentWebhook, type WebhookRow } from './webhooks.presenter.js';
@@ -87,6 +86,15 @@ async function postingHook(rt: Runtime, webhookId: string): Promise<WebhookRow> 
   return hook;
 }
 
+/**
+ * Refuses a post to a hook that no longer takes posts (deleted, its author
+ * removed, its channel gone), before an Idempotency-Key's stored answer is
+ * replayed: a gone hook answers as one, not with its old 201.
+ */
+export async function checkPostingHook(rt: Runtime, webhookId: string): Promise<void> {
+  await postingHook(rt, webhookId);
+}
+
 /** The one place a webhook post becomes a message: the messages module's rules, author and event. */
 async function postAsHook(
   rt: Runtime,
@@ -130,13 +138,12 @@ export async function postCompat(rt: Runtime, webhookId: string, body: unknown):
   // Everything is checked before anything is written: a refusal after the
   // message is posted would answer 4xx/5xx to a sender that then retries and
   // posts it twice. The worker renders the same content again (webhooks.jobs.ts).
+  // Content is what we make of the sender's fields: a refusal names them.
   if (post.attachments.length > 0) {
     try {
-      sanitizeContent(renderCompatMessage(post.text, post.attachments).content);
+      cleanContent(renderCompatMessage(post.text, post.attachments).content);
     } catch (err) {
-      // The rendered content is not what the sender wrote: name its attachments.
-      if (err instanceof AppError) throw new AppError(err.code, err.message.replace(/^content:/, 'attachments:'));
-      throw err;
+      throw renamed(err, 'attachments');
     }
   }
   // The pending render and its job commit with the message: a failure in
@@ -151,5 +158,12 @@ export async function postCompat(rt: Runtime, webhookId: string, body: unknown):
             await store.insertPendingRender(trx, message.id, post.text, post.attachments);
             await recordJob(rt, trx, 'webhook.render', { messageId: message.id });
           },
+  }).catch((err: unknown) => {
+    // The placeholder is the text as markdown (`*b*` becomes `**b**`), or the first attachment's.
+    throw renamed(err, post.text !== null ? 'text' : 'attachments');
   });
 }
+
+/** A refusal of the content made from a compatible post, naming the sender's field instead. */
+const renamed = (err: unknown, field: string) =>
+  err instanceof AppError && err.code === 'validation_error' ? new AppError(err.code, err.message.replace(/^content:/, `${field}:`)) : err;

@@ -24,6 +24,7 @@ import * as messageSearchTable from './090_message_search_table.js';
 import * as emailIdentity from './100_email_identity.js';
 import * as derivedCredentials from './101_derived_credentials.js';
 import * as streamedReplyAppends from './110_streamed_reply_appends.js';
+import * as fileCarriers from './120_file_carriers.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -52,4 +53,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '100_email_identity': emailIdentity,
   '101_derived_credentials': derivedCredentials,
   '110_streamed_reply_appends': streamedReplyAppends,
+  '120_file_carriers': fileCarriers,
 };

@@ -47,5 +47,19 @@ export function fileRoutes(routes: RouteTable) {
     )
     .add({ method: 'get', path: '/files/{file_id}', summary: 'File metadata and a download URL valid 15 minutes', tag, params: FileIdParams, response: dataOf(FileWithDownloadSchema) }, async ({ rt, actor, params }) =>
       ok(await files.getFile(rt, actor, params.file_id)),
+    )
+    .add(
+      {
+        method: 'delete',
+        path: '/files/{file_id}',
+        summary: 'Delete a file and its stored object (its uploader, an admin or the owner); messages that carried it show it as removed',
+        since: 3,
+        tag,
+        params: FileIdParams,
+        errors: ['forbidden'],
+      },
+      async ({ rt, actor, params }) => {
+        await files.deleteFile(rt, actor, params.file_id);
+      },
     );
 }

@@ -53,6 +53,7 @@ export function hookRoutes(routes: RouteTable) {
         description: `${native.description} \`thread_id\` (the id of a top-level message of the hook's channel, e.g. from an earlier 201) posts a reply in that thread.`,
         body: NativePostBodyWithThread,
         idempotent: 'webhook',
+        checkCaller: ({ rt, params }) => webhooks.checkPostingHook(rt, params.webhook_id),
       },
       async ({ rt, params, body }) => ok(await webhooks.postNative(rt, params.webhook_id, body)),
     )

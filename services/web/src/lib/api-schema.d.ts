@@ -1042,7 +1042,11 @@ export interface paths {
         get: operations["getApiV1FilesFileId"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a file and its stored object (its uploader, an admin or the owner); messages that carried it show it as removed
+         * @description Delete a file and its stored object (its uploader, an admin or the owner); messages that carried it show it as removed. Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1FilesFileId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4546,6 +4550,37 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1FilesFileId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

@@ -207,12 +207,21 @@ function FileAttachment({ data }: { data: Record<string, unknown> }) {
   const id = typeof data.file_id === 'string' ? data.file_id : '';
   const name = typeof data.name === 'string' ? data.name : 'file';
   const isImage = typeof data.content_type === 'string' && /^image\/(png|jpeg|gif|webp)$/.test(data.content_type);
+  // Level 3: a deleted file leaves its messages marked `removed` (nothing to fetch).
+  const removed = data.removed === true;
   useEffect(() => {
-    if (!id) return;
+    if (!id || removed) return;
     client.fileInfo(id).then(setInfo, (err) => setError(errorMessage(err)));
-  }, [id]);
+  }, [id, removed]);
   const [zoom, setZoom] = useState(false);
   const linkHref = info?.download_url ? sameOriginPath(info.download_url, location.origin) : null;
+  if (removed) {
+    return (
+      <div class="file">
+        <span class="muted">This file was removed.</span>
+      </div>
+    );
+  }
   return (
     <div class="file">
       {isImage && linkHref ? (
