@@ -11,6 +11,7 @@ import { messageSqlAt, type MessageSql } from './messages/messages.store.js';
 import { READ_STATE } from './read-state/read-state.schemas.js';
 import { SEARCH } from './search/search.schemas.js';
 import { userPresenterTo, type PresentUserTo } from './users/users.presenter.js';
+import { workspacePresenter, type WorkspaceObject, type WorkspaceRow } from './workspaces/workspaces.presenter.js';
 
 export interface Presenters {
   /** A Message (`streaming` where the level has it). */
@@ -23,6 +24,8 @@ export interface Presenters {
   readState: boolean;
   /** Whether a post writes its search words (where search exists: migration 090). */
   searchWords: boolean;
+  /** The Workspace (`settings.retention_days` where the level shows it). */
+  workspace: (row: WorkspaceRow) => WorkspaceObject;
 }
 
 export const presentersAt = (level: FeatureLevel): Presenters => ({
@@ -31,6 +34,7 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   userTo: userPresenterTo(level),
   readState: existsAt(READ_STATE, level),
   searchWords: existsAt(SEARCH, level),
+  workspace: workspacePresenter(level),
 });
 
 // The runtime carries them; shared/runtime.ts cannot name core's types, so

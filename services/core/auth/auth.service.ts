@@ -1,7 +1,7 @@
 // Signing people in (contract §12; docs/security.md): every way in — a
 // password, an invite, single sign-on, a one-time link — ends in an ordinary
 // API key, a 30-day "web key" named `Web: <date>` that the browser keeps.
-import type { Actor } from '../../../shared/auth.js';
+import type { Actor, RequestOrigin } from '../../../shared/auth.js';
 import { issueApiKey } from '../../../shared/auth.js';
 import type { Db, Knex } from '../../../shared/db/knex.js';
 import { AppError, forbidden, invalid, notFound } from '../../../shared/errors.js';
@@ -10,6 +10,7 @@ import type { Runtime } from '../../../shared/runtime.js';
 import { canRemoveMember, isAdmin } from '../users/users.policy.js';
 import type { UserRow } from '../users/users.presenter.js';
 import * as users from '../users/users.store.js';
+import { recordAudit } from '../audit/audit.store.js';
 import { CODE_TTL, issueCode, peekCode, takeCode } from './codes.store.js';
 import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
 import { checkFailures, countFailure, failureKeys, forgetFailures } from './sign-in.limits.js';
@@ -67,7 +68,7 @@ export const findPeopleByEmail = (db: Db, email: string): Promise<UserRow[]> =>
  * address). An address held in several workspaces signs in to the oldest whose
  * password matches.
  */
-export async function signIn(rt: Runtime, input: { email: string; password: string }, address: string) {
+export async function signIn(rt: Runtime, input: { email: string; password: string }, address: string, origin?: RequestOrigin) {
   const subjects = failureKeys({ email: input.email, address });
   await checkFailures(rt, subjects);
   const candidates = (await findPeopleByEmail(rt.db, input.email)).filter((u) => u.password_hash);
@@ -83,17 +84,24 @@ export async function signIn(rt: Runtime, input: { email: string; password: stri
     await countFailure(rt, subjects);
     rt.metrics.signIns.inc({ method: 'password', outcome: 'invalid_credentials' });
     rt.log.info({ method: 'password', outcome: 'invalid_credentials', address, known_email: candidates.length > 0 }, 'sign-in');
+    // An address no one has belongs to no workspace: the log line above keeps it.
+    const [known] = candidates;
+    if (known) await recordAudit(rt.db, { workspaceId: known.workspace_id, action: 'auth.sign_in_failed', actor: null, origin, target: { type: 'user', id: known.id }, details: { method: 'password' } });
     throw invalidCredentials();
   }
   await forgetFailures(rt, subjects[0]!);
-  const result = await signedIn(rt, rt.db, user);
+  const person = user;
+  const result = await rt.db.transaction(async (trx) => {
+    await recordAudit(trx, { workspaceId: person.workspace_id, action: 'auth.signed_in', actor: { userId: person.id, isAgent: false, origin }, target: { type: 'user', id: person.id }, details: { method: 'password' } });
+    return signedIn(rt, trx, person);
+  });
   rt.metrics.signIns.inc({ method: 'password', outcome: 'ok' });
   rt.log.info({ method: 'password', outcome: 'ok', user_id: user.id, address }, 'sign-in');
   return result;
 }
 
 /** POST /auth/exchange: a one-time code (the OIDC redirect's, a sign-in link's) for a web key. */
-export async function exchangeCode(rt: Runtime, code: string) {
+export async function exchangeCode(rt: Runtime, code: string, origin?: RequestOrigin) {
   return rt.db.transaction(async (trx) => {
     const row = await takeCode(trx, code, 'sign_in');
     const user = row && (await users.findActiveUser(trx, row.workspace_id, row.user_id));
@@ -103,6 +111,7 @@ export async function exchangeCode(rt: Runtime, code: string) {
     }
     rt.metrics.signIns.inc({ method: 'code', outcome: 'ok' });
     rt.log.info({ method: 'code', outcome: 'ok', user_id: user.id }, 'sign-in');
+    await recordAudit(trx, { workspaceId: user.workspace_id, action: 'auth.signed_in', actor: { userId: user.id, isAgent: false, origin }, target: { type: 'user', id: user.id }, details: { method: 'code' } });
     return signedIn(rt, trx, user);
   });
 }
@@ -134,7 +143,7 @@ export async function createPasswordResetLink(rt: Runtime, actor: Actor, userId:
 }
 
 /** POST /auth/reset-password: a reset link's code and a new password; every web key of the person ends. */
-export async function resetPassword(rt: Runtime, input: { code: string; password: string }) {
+export async function resetPassword(rt: Runtime, input: { code: string; password: string }, origin?: RequestOrigin) {
   // A made-up code costs one indexed read, never a hash.
   if (!(await peekCode(rt.db, input.code, 'password_reset'))) throw resetInvalid();
   const hash = await newPasswordHash(rt, input.password);
@@ -145,6 +154,7 @@ export async function resetPassword(rt: Runtime, input: { code: string; password
     await trx('users').where({ id: user.id }).update({ password_hash: hash });
     await revokeWebKeys(rt, trx, user, null);
     rt.metrics.signIns.inc({ method: 'password_reset', outcome: 'ok' });
+    await recordAudit(trx, { workspaceId: user.workspace_id, action: 'auth.password_reset', actor: { userId: user.id, isAgent: false, origin }, target: { type: 'user', id: user.id } });
     return signedIn(rt, trx, { ...user, password_hash: hash });
   });
 }
@@ -168,6 +178,7 @@ export async function changePassword(rt: Runtime, trx: Knex.Transaction, actor: 
   const hash = await newPasswordHash(rt, input.password);
   await trx('users').where({ id: user.id }).update({ password_hash: hash });
   await revokeWebKeys(rt, trx, user, actor.keyId);
+  await recordAudit(trx, { workspaceId: user.workspace_id, action: 'auth.password_changed', actor, target: { type: 'user', id: user.id } });
   rt.log.info({ user_id: user.id }, 'password changed');
 }
 

@@ -6,6 +6,7 @@ import { notFound } from '../../../../shared/errors.js';
 import { recordEvents } from '../../../../shared/events.js';
 import { PageQuery, decodeCursor, list, ok, pageOf } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
+import { recordAudit } from '../../../core/audit/audit.store.js';
 
 // Small enough that routes, schemas and queries read best in one file.
 
@@ -44,7 +45,13 @@ export function apiKeyRoutes(routes: RouteTable) {
     .add(
       { method: 'post', path: '/api-keys', summary: 'Create a key; the secret is in this response only', tag, body: CreateKeyBody, status: 201, response: dataOf(IssuedApiKeySchema) },
       async ({ rt, actor, body }) =>
-        ok(await issueApiKey(rt.db, { workspaceId: actor.workspaceId, userId: actor.userId, name: body.name, expiresAt: body.expires_at })),
+        ok(
+          await rt.db.transaction(async (trx) => {
+            const issued = await issueApiKey(trx, { workspaceId: actor.workspaceId, userId: actor.userId, name: body.name, expiresAt: body.expires_at });
+            await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'api_key.created', actor, target: { type: 'api_key', id: issued.id }, details: { name: issued.name, prefix: issued.prefix, expires_at: issued.expires_at } });
+            return issued;
+          }),
+        ),
     )
     .add({ method: 'delete', path: '/api-keys/{key_id}', summary: 'Revoke a key', tag, params: KeyParams }, async ({ rt, actor, params }) => {
       if (!isUuid(params.key_id)) throw notFound('API key');
@@ -54,6 +61,7 @@ export function apiKeyRoutes(routes: RouteTable) {
           .whereNull('revoked_at')
           .update({ revoked_at: trx.fn.now() });
         if (revoked === 0) throw notFound('API key');
+        await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'api_key.revoked', actor, target: { type: 'api_key', id: params.key_id } });
         // Open streams authenticated with this key end (the gateway listens).
         await recordEvents(rt, trx, [
           {
