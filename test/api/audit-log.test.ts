@@ -4,7 +4,9 @@
 // (services/core/audit/audit.store.ts), none for a refused action, never a
 // secret in it.
 import { expect } from 'chai';
-import { Client } from '../support/client.js';
+import { Client, serverLevels } from '../support/client.js';
+import { FAST_DELIVERY, startReceiver, type Receiver } from '../support/receiver.js';
+import { separateStack } from '../support/separate-stack.js';
 import { expectError, expectOk } from '../support/expect.js';
 import { PASSWORD, clearSignInFailures, invite, uniqueEmail } from '../support/sign-in.js';
 import { level3Stack, newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
@@ -226,5 +228,43 @@ describe('GET /audit-log: signing in (level 3)', function () {
     expect(byAction('auth.password_changed')).to.include({ actor_id: personId, target_id: personId });
     const stored = JSON.stringify(await s.rt.db('audit_log').where({ workspace_id: ws.workspaceId }));
     for (const secret of [made.token, revocable.token, PASSWORD, 'another good password', signed.api_key.key, accepted.api_key.key]) expect(stored).not.to.include(secret);
+  });
+});
+
+describe('GET /audit-log: event subscriptions (level 3)', function () {
+  this.timeout(60_000);
+  let s: Awaited<ReturnType<typeof separateStack>>;
+  let receiver: Receiver;
+
+  before(async () => {
+    s = await separateStack(FAST_DELIVERY);
+    serverLevels.set(s.stack.url, '3');
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await receiver?.close();
+    serverLevels.delete(s.stack.url);
+    await s?.stop();
+  });
+
+  it("records subscriptions made, their secret rotated and deleted, with the URL's host only and never the secret", async () => {
+    const ws = await newWorkspace(s.stack);
+    const bot = await ws.user({ is_agent: true });
+    const url = `${receiver.url}/hooks/receiver-token-123?token=abc`;
+    const created = expectOk(await bot.client.post('/api/v1/event-subscriptions', { url }), 201).data;
+    const rotated = expectOk(await bot.client.post(`/api/v1/event-subscriptions/${created.id}/rotate-secret`)).data;
+    expect((await ws.owner.delete(`/api/v1/event-subscriptions/${created.id}?all=true`)).status).to.equal(204);
+    const log = (expectOk(await ws.owner.get('/api/v1/audit-log')).data as Entry[]).filter((e) => e.action.startsWith('event_subscription.'));
+    expect(log.map((e) => [e.action, e.actor_id])).to.deep.equal([
+      ['event_subscription.deleted', ws.ownerId],
+      ['event_subscription.secret_rotated', bot.id],
+      ['event_subscription.created', bot.id],
+    ]);
+    expect(log.every((e) => e.target_id === created.id)).to.equal(true);
+    expect(log[2]!.actor_is_agent).to.equal(true);
+    expect(log[2]!.details.host).to.equal(new URL(url).host);
+    expect(log[0]!.details).to.include({ owner_id: bot.id });
+    const stored = JSON.stringify(await s.stack.rt.db('audit_log').where({ workspace_id: ws.workspaceId }));
+    for (const secret of [created.secret, rotated.secret, 'receiver-token-123', 'token=abc']) expect(stored).not.to.include(secret);
   });
 });

@@ -35,7 +35,8 @@ export async function up(knex: Knex): Promise<void> {
     CREATE INDEX audit_log_created ON audit_log (created_at);
 
     ALTER TABLE channels ADD COLUMN retention_days integer CHECK (retention_days >= 1), ADD COLUMN retention_set boolean NOT NULL DEFAULT false;
-    CREATE INDEX messages_channel_created ON messages (channel_id, created_at) WHERE thread_id IS NULL;
+    -- IF NOT EXISTS: on a big table an operator builds it first, CONCURRENTLY (docs/operations.md, "Upgrades")
+    CREATE INDEX IF NOT EXISTS messages_channel_created ON messages (channel_id, created_at) WHERE thread_id IS NULL;
   `);
 }
 
