@@ -224,7 +224,7 @@ describe('GET /audit-log: signing in (level 3)', function () {
     expect(byAction('invite.accepted')).to.include({ actor_id: personId, target_type: 'invite', target_id: made.id, user_agent: 'audit-test/1.0' });
     expect(byAction('invite.revoked')).to.include({ target_id: revocable.id });
     expect(byAction('auth.sign_in_failed')).to.deep.include({ actor_id: null, target_type: 'user', target_id: personId, user_agent: 'audit-test/1.0', details: { method: 'password' } });
-    expect(byAction('auth.signed_in')).to.deep.include({ actor_id: personId, details: { method: 'password' } });
+    expect(byAction('auth.signed_in')).to.deep.include({ actor_id: personId, details: { method: 'password', api_key_id: signed.api_key.id } });
     expect(byAction('auth.password_changed')).to.include({ actor_id: personId, target_id: personId });
     const stored = JSON.stringify(await s.rt.db('audit_log').where({ workspace_id: ws.workspaceId }));
     for (const secret of [made.token, revocable.token, PASSWORD, 'another good password', signed.api_key.key, accepted.api_key.key]) expect(stored).not.to.include(secret);

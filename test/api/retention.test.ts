@@ -4,7 +4,10 @@
 // too), in small batches, over a table of a million rows.
 import { expect } from 'chai';
 import type { Knex } from 'knex';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { createDb } from '../../shared/db/knex.js';
+import { QUEUE_NAME, queuePrefix } from '../../shared/jobs.js';
 import { runRetention } from '../../services/core/retention/retention.jobs.js';
 import { expectError, expectOk } from '../support/expect.js';
 import { bucketKeys, uploadFile, waitFor } from '../support/files.js';
@@ -55,6 +58,20 @@ describe('retention settings', () => {
 
 describe('the retention job', function () {
   this.timeout(60_000);
+
+  it('is scheduled daily by the worker, at level 2 too', async () => {
+    const rt = stack().rt;
+    expect(rt.config.featureLevel).to.equal(2);
+    const connection = new Redis(rt.config.redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUE_NAME, { connection, prefix: queuePrefix(rt.config) });
+    try {
+      const schedulers = await queue.getJobSchedulers();
+      expect(schedulers.find((j) => j.key === 'retention.sweep')).to.include({ every: 24 * 3600 * 1000 });
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+  });
 
   it('deletes what is older than the setting with its replies, reactions, edits, search words and files, and keeps the rest', async () => {
     const ws = await newWorkspace();

@@ -20,9 +20,9 @@ import { repoRoot } from '../support/stack-process.js';
 import { newWorkspace, testEnv, uniqueName, type TestEnv } from '../support/stack.js';
 
 /** Runs `npm run <script> -- <dir>` to its exit with this environment. */
-function npmRun(script: 'backup' | 'restore', dir: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+function npmRun(script: 'backup' | 'restore' | 'retention', dir: string | null, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '--silent', script, '--', dir], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('npm', ['run', '--silent', script, ...(dir ? ['--', dir] : [])], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c));
     child.stderr.on('data', (c: Buffer) => (output += c));
@@ -31,7 +31,7 @@ function npmRun(script: 'backup' | 'restore', dir: string, env: Record<string, s
   });
 }
 
-describe('npm run backup and npm run restore', function () {
+describe('npm run retention, npm run backup and npm run restore', function () {
   this.timeout(180_000);
   let source: Awaited<ReturnType<typeof separateStack>>;
   let target: TestEnv;
@@ -118,5 +118,20 @@ describe('npm run backup and npm run restore', function () {
     } finally {
       await spareDb.destroy();
     }
+  });
+
+  it('npm run retention runs the retention job once, now, and says what it deleted', async () => {
+    const s = source.stack;
+    const ws = await newWorkspace(s);
+    const channel = expectOk(await ws.owner.post('/api/v1/channels', { name: uniqueName('short') }), 201).data;
+    const old = expectOk(await ws.owner.post(`/api/v1/channels/${channel.id}/messages`, { content: 'old' }), 201).data;
+    const kept = expectOk(await ws.owner.post(`/api/v1/channels/${channel.id}/messages`, { content: 'kept' }), 201).data;
+    expectOk(await ws.owner.patch(`/api/v1/channels/${channel.id}`, { retention_days: 1 }));
+    await s.rt.db('messages').where({ id: old.id }).update({ created_at: new Date(Date.now() - 2 * 24 * 3600 * 1000) });
+    const run = await npmRun('retention', null, envOf(source.env, source.env.config.s3.bucket));
+    expect(run.code, run.output).to.equal(0);
+    const done = run.output.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.msg === 'retention done');
+    expect(done).to.include({ channels: 1, messages: 1 });
+    expect(await s.rt.db('messages').where({ channel_id: channel.id }).pluck('id')).to.deep.equal([kept.id]);
   });
 });

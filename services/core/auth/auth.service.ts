@@ -92,8 +92,9 @@ export async function signIn(rt: Runtime, input: { email: string; password: stri
   await forgetFailures(rt, subjects[0]!);
   const person = user;
   const result = await rt.db.transaction(async (trx) => {
-    await recordAudit(trx, { workspaceId: person.workspace_id, action: 'auth.signed_in', actor: { userId: person.id, isAgent: false, origin }, target: { type: 'user', id: person.id }, details: { method: 'password' } });
-    return signedIn(rt, trx, person);
+    const answer = await signedIn(rt, trx, person);
+    await recordAudit(trx, { workspaceId: person.workspace_id, action: 'auth.signed_in', actor: { userId: person.id, isAgent: false, origin }, target: { type: 'user', id: person.id }, details: { method: 'password', api_key_id: answer.api_key.id } });
+    return answer;
   });
   rt.metrics.signIns.inc({ method: 'password', outcome: 'ok' });
   rt.log.info({ method: 'password', outcome: 'ok', user_id: user.id, address }, 'sign-in');
@@ -111,8 +112,9 @@ export async function exchangeCode(rt: Runtime, code: string, origin?: RequestOr
     }
     rt.metrics.signIns.inc({ method: 'code', outcome: 'ok' });
     rt.log.info({ method: 'code', outcome: 'ok', user_id: user.id }, 'sign-in');
-    await recordAudit(trx, { workspaceId: user.workspace_id, action: 'auth.signed_in', actor: { userId: user.id, isAgent: false, origin }, target: { type: 'user', id: user.id }, details: { method: 'code' } });
-    return signedIn(rt, trx, user);
+    const answer = await signedIn(rt, trx, user);
+    await recordAudit(trx, { workspaceId: user.workspace_id, action: 'auth.signed_in', actor: { userId: user.id, isAgent: false, origin }, target: { type: 'user', id: user.id }, details: { method: 'code', api_key_id: answer.api_key.id } });
+    return answer;
   });
 }
 
