@@ -215,19 +215,22 @@ describe('GET /audit-log: signing in (level 3)', function () {
     const signed = expectOk(await anon.post('/api/v1/auth/sign-in', { email, password: PASSWORD }, UA)).data;
     const person = new Client(s.url, signed.api_key.key);
     expectOk(await person.patch('/api/v1/users/me', { password: 'another good password', current_password: PASSWORD }));
+    const resetLink = expectOk(await ws.owner.post(`/api/v1/workspaces/current/members/${personId}/password-reset`), 201).data;
     await clearSignInFailures(s);
 
     const log = expectOk(await ws.owner.get('/api/v1/audit-log?limit=200')).data as Entry[];
     const actions = log.map((e) => e.action).reverse();
-    expect(actions).to.deep.equal(['invite.created', 'invite.created', 'invite.revoked', 'invite.accepted', 'auth.sign_in_failed', 'auth.signed_in', 'auth.password_changed']);
+    expect(actions).to.deep.equal(['invite.created', 'invite.created', 'invite.revoked', 'invite.accepted', 'auth.sign_in_failed', 'auth.signed_in', 'auth.password_changed', 'auth.password_reset_link_created']);
     const byAction = (a: string) => log.find((e) => e.action === a)!;
     expect(byAction('invite.accepted')).to.include({ actor_id: personId, target_type: 'invite', target_id: made.id, user_agent: 'audit-test/1.0' });
     expect(byAction('invite.revoked')).to.include({ target_id: revocable.id });
     expect(byAction('auth.sign_in_failed')).to.deep.include({ actor_id: null, target_type: 'user', target_id: personId, user_agent: 'audit-test/1.0', details: { method: 'password' } });
     expect(byAction('auth.signed_in')).to.deep.include({ actor_id: personId, details: { method: 'password', api_key_id: signed.api_key.id } });
     expect(byAction('auth.password_changed')).to.include({ actor_id: personId, target_id: personId });
+    expect(byAction('auth.password_reset_link_created')).to.include({ actor_id: ws.ownerId, target_id: personId });
     const stored = JSON.stringify(await s.rt.db('audit_log').where({ workspace_id: ws.workspaceId }));
-    for (const secret of [made.token, revocable.token, PASSWORD, 'another good password', signed.api_key.key, accepted.api_key.key]) expect(stored).not.to.include(secret);
+    const resetCode = new URL(resetLink.url).hash.replace(/^#reset=/, '');
+    for (const secret of [made.token, revocable.token, PASSWORD, 'another good password', signed.api_key.key, accepted.api_key.key, resetCode]) expect(stored).not.to.include(secret);
   });
 });
 

@@ -12,6 +12,7 @@ export const AUDIT_ACTIONS = [
   'auth.signed_in',
   'auth.sign_in_failed',
   'auth.password_changed',
+  'auth.password_reset_link_created',
   'auth.password_reset',
   'api_key.created',
   'api_key.revoked',

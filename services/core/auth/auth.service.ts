@@ -139,7 +139,11 @@ export async function createPasswordResetLink(rt: Runtime, actor: Actor, userId:
   if (!target) throw notFound('User');
   if (target.is_agent) throw invalid('user_id: agents have no password');
   if (!canRemoveMember(actor, target)) throw forbidden("only an owner resets an owner's password");
-  const { code, expiresAt } = await issueCode(rt.db, { purpose: 'password_reset', workspaceId: target.workspace_id, userId: target.id, ttlSeconds: CODE_TTL.passwordReset });
+  const { code, expiresAt } = await rt.db.transaction(async (trx) => {
+    const issued = await issueCode(trx, { purpose: 'password_reset', workspaceId: target.workspace_id, userId: target.id, ttlSeconds: CODE_TTL.passwordReset });
+    await recordAudit(trx, { workspaceId: target.workspace_id, action: 'auth.password_reset_link_created', actor, target: { type: 'user', id: target.id }, details: { expires_at: issued.expiresAt } });
+    return issued;
+  });
   rt.log.info({ user_id: target.id, by: actor.userId }, 'password reset link made');
   return { url: `${rt.config.publicBaseUrl}/#reset=${code}`, expires_at: expiresAt };
 }
