@@ -6,7 +6,7 @@ import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/clien
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config.js';
 import { createDb } from '../shared/db/knex.js';
-import { resolveDependencies, type Dependencies } from '../shared/embedded.js';
+import { resolveDataStores, type Dependencies } from '../shared/embedded.js';
 import type { Logger } from '../shared/logger.js';
 
 export function createS3Client(config: Config, endpoint: string): S3Client {
@@ -36,13 +36,13 @@ export async function ensureBucket(s3: S3Client, bucket: string) {
 export interface Stores {
   db: Knex;
   s3: S3Client;
-  deps: Dependencies;
+  deps: Omit<Dependencies, 'redisUrl'>;
   close(): Promise<void>;
 }
 
 /** The configured database (unbounded statements: these commands run long on purpose) and bucket's client. */
 export async function openStores(config: Config, log: Logger): Promise<Stores> {
-  const deps = await resolveDependencies(config, log);
+  const deps = await resolveDataStores(config, log);
   const db = createDb(deps.databaseUrl, 2, log);
   const s3 = createS3Client(config, deps.s3Endpoint);
   return {

@@ -62,7 +62,16 @@ describe('npm run retention, npm run backup and npm run restore', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const envOf = (e: TestEnv, bucket: string) => ({ ...s3, DATABASE_URL: e.config.databaseUrl, S3_BUCKET: bucket, REDIS_URL: e.config.redisUrl, DATA_DIR: e.dataDir, LOG_LEVEL: 'info' });
+  // As in a deployment (EMBEDDED=off), and with no Redis answering: the commands need the database and the bucket only.
+  const envOf = (e: TestEnv, bucket: string) => ({
+    ...s3,
+    DATABASE_URL: e.config.databaseUrl,
+    S3_BUCKET: bucket,
+    DATA_DIR: e.dataDir,
+    LOG_LEVEL: 'info',
+    EMBEDDED: 'off',
+    REDIS_URL: 'redis://127.0.0.1:1',
+  });
 
   it('restores into an empty database and bucket what Axid then serves as before, and refuses a target that is not empty', async () => {
     const s = source.stack;
