@@ -4,7 +4,6 @@
 // the BullMQ worker (services/core/jobs.ts), nor the API's routes.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { S3Client, CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import type { Config } from '../shared/config.js';
 import { existsAt } from '../shared/feature-level.js';
 import { createDb, ensureDatabase } from '../shared/db/knex.js';
@@ -27,6 +26,7 @@ import { StreamReader } from '../shared/stream-reader.js';
 import { answering, createRedis, keys } from '../shared/redis.js';
 import type { Runtime } from '../shared/runtime.js';
 import { createApp } from './app.js';
+import { createS3Client, ensureBucket } from './stores.js';
 
 export interface Stack {
   rt: Runtime;
@@ -116,16 +116,7 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
   const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10, log, bounds);
   const redis = createRedis(deps.redisUrl, 'axid-commands', { autoPipelining: true, commandTimeoutMs: config.redisCommandTimeoutMs });
   redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
-  // On Node 20 the AWS SDK prints a multi-line notice that its releases after
-  // January 2027 need Node 22 (docs/decisions.md, "Node versions"); the SDK's
-  // documented switch turns it off so that the log stays one JSON object a line.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const s3 = new S3Client({
-    endpoint: deps.s3Endpoint,
-    region: config.s3.region,
-    forcePathStyle: config.s3.forcePathStyle,
-    credentials: { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey },
-  });
+  const s3 = createS3Client(config, deps.s3Endpoint);
   const metrics = createMetrics();
   const reads = new ReadRouting({
     primary: db,
@@ -241,14 +232,4 @@ async function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: bool
       await reader?.stop();
     },
   };
-}
-
-async function ensureBucket(s3: S3Client, bucket: string) {
-  try {
-    await s3.send(new HeadBucketCommand({ Bucket: bucket }));
-  } catch {
-    await s3.send(new CreateBucketCommand({ Bucket: bucket })).catch((err: { name?: string }) => {
-      if (err.name !== 'BucketAlreadyOwnedByYou' && err.name !== 'BucketAlreadyExists') throw err;
-    });
-  }
 }

@@ -16,6 +16,14 @@ export interface Actor {
   workspaceId: string;
   role: WorkspaceRole;
   isAgent: boolean;
+  /** Where this request came from (set per request by shared/http/route.ts; the audit log records it). */
+  origin?: RequestOrigin;
+}
+
+/** The client address and user agent of a request, as the audit log keeps them. */
+export interface RequestOrigin {
+  ip: string | null;
+  userAgent: string | null;
 }
 
 export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');

@@ -167,6 +167,8 @@ const EnvSchema = z.object({
   PRESENCE_TTL_SECONDS: z.coerce.number().int().min(1).max(45).default(30),
   // Level 3: a streamed reply left without an append this many seconds is finished by the worker.
   STREAMING_TIMEOUT: positiveInt(600),
+  // Days the audit log keeps an entry (contract §16); the retention job prunes older ones.
+  AUDIT_RETENTION_DAYS: positiveInt(365),
   // Test-only faults (test/processes): never set in a deployment.
   TEST_FAULT: z.enum(['crash-after-idempotent-commit']).optional(),
   TRACKER_HOSTS: commaList('linear.app'),
@@ -295,6 +297,8 @@ const ConfigSchema = EnvChecked.transform((e) => ({
   presenceTtlSeconds: e.PRESENCE_TTL_SECONDS,
   /** Seconds after its last append a streamed reply is finished by the worker's sweep (level 3). */
   streamingTimeout: e.STREAMING_TIMEOUT,
+  /** Days an audit log entry is kept (services/core/retention). */
+  auditRetentionDays: e.AUDIT_RETENTION_DAYS,
   /** A fault a test asks a child process to have (shared/http/idempotency.ts). */
   testFault: e.TEST_FAULT,
   trackerHosts: e.TRACKER_HOSTS,

@@ -68,6 +68,25 @@ export async function resolveDependencies(config: Config, log: Logger, probes: P
   }
 }
 
+/**
+ * The database and the bucket alone, found as resolveDependencies finds them:
+ * the operator's commands (retention, backup, restore) need no Redis.
+ */
+export async function resolveDataStores(config: Config, log: Logger): Promise<Omit<Dependencies, 'redisUrl'>> {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+  };
+  try {
+    const db = await resolveDatabase(config, log, stops, { host: '127.0.0.1', port: 5432 });
+    const s3Endpoint = await resolveS3(config, log, stops);
+    return { ...db, s3Endpoint, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
 /** A store that EMBEDDED=off requires and that is not there. */
 export class MissingDependencyError extends Error {}
 

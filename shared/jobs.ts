@@ -24,11 +24,13 @@ export interface JobPayloads {
   'idempotency.sweep': Record<string, never>;
   /** Level 3, repeating: index messages written where search did not exist (migration 090). */
   'search.backfill': Record<string, never>;
+  /** Any level, daily: delete messages past their retention and audit entries past AUDIT_RETENTION_DAYS (contract §16). */
+  'retention.sweep': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES = ['file.postprocess', 'file.remove_objects', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill'] as const satisfies readonly JobName[];
+export const JOB_NAMES = ['file.postprocess', 'file.remove_objects', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill', 'retention.sweep'] as const satisfies readonly JobName[];
 
 /** One queue for every job; the job name picks the handler. */
 export const QUEUE_NAME = 'jobs';
@@ -49,6 +51,7 @@ const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
   'messages.finish_stale_streams': () => 'messages.finish_stale_streams',
   'idempotency.sweep': () => 'idempotency.sweep',
   'search.backfill': () => 'search.backfill',
+  'retention.sweep': () => 'retention.sweep',
 };
 
 /**
@@ -62,6 +65,8 @@ export const REPEATING_JOBS: { name: JobName; since: FeatureLevel; everyMs: (con
   { name: 'idempotency.sweep', since: 3, everyMs: () => 3600_000 },
   // Only a level switch leaves work for it; at level 3 every post is indexed as it is written.
   { name: 'search.backfill', since: 3, everyMs: () => 300_000 },
+  // Retention counts in days: once a day is as fine as it gets (`npm run retention` runs it now).
+  { name: 'retention.sweep', since: 2, everyMs: () => 24 * 3600_000 },
 ];
 
 /** Creates or updates the scheduler of a repeating job (idempotent: every worker start does it). */

@@ -61,6 +61,7 @@ const TAGS = [
   { name: 'Interactions', description: 'Button actions on message cards' },
   { name: 'Files', description: 'Uploads, checked by the worker, and their download addresses' },
   { name: 'Webhooks', description: 'Incoming webhooks: managing them with a key, posting to them without one' },
+  { name: 'Audit log', description: 'Security-relevant actions of the workspace, for owners and admins (docs/operations.md)' },
   { name: 'Stream', description: 'Server-sent events, served by the gateway role' },
   { name: 'Reference', description: 'This document and its reference page' },
 ];

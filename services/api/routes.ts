@@ -5,6 +5,7 @@ import { DEFAULT_FEATURE_LEVEL, type FeatureLevel } from '../../shared/feature-l
 import { RouteTable } from '../../shared/http/route.js';
 import { docsRoutes } from './openapi.js';
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
+import { auditRoutes } from './modules/audit/audit.routes.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { inviteRoutes } from './modules/invites/invites.routes.js';
 import { channelRoutes } from './modules/channels/channels.routes.js';
@@ -39,6 +40,7 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   fileRoutes(v1);
   webhookRoutes(v1);
   eventSubscriptionRoutes(v1);
+  auditRoutes(v1);
   const hooks = new RouteTable('', router, level);
   hookRoutes(hooks);
   const tables = [v1, hooks];

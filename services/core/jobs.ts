@@ -6,6 +6,7 @@ import { renderWebhookMessage } from './webhooks/webhooks.jobs.js';
 import { finishStaleStreams } from './messages/messages.jobs.js';
 import { sweepIdempotencyKeys } from '../../shared/http/idempotency.js';
 import { indexUnsearchedMessages } from './search/search.jobs.js';
+import { retentionSweep } from './retention/retention.jobs.js';
 
 export const handlers: JobHandlers = {
   'file.postprocess': postprocessFile,
@@ -16,4 +17,5 @@ export const handlers: JobHandlers = {
     await sweepIdempotencyKeys(rt);
   },
   'search.backfill': indexUnsearchedMessages,
+  'retention.sweep': retentionSweep,
 };

@@ -12,6 +12,7 @@ import { FILES_FOLLOW_CONVERSATIONS } from './files/files.presenter.js';
 import { READ_STATE } from './read-state/read-state.schemas.js';
 import { SEARCH } from './search/search.schemas.js';
 import { userPresenterTo, type PresentUserTo } from './users/users.presenter.js';
+import { workspacePresenter, type WorkspaceObject, type WorkspaceRow } from './workspaces/workspaces.presenter.js';
 
 export interface Presenters {
   /** A Message (`streaming` where the level has it). */
@@ -26,6 +27,8 @@ export interface Presenters {
   searchWords: boolean;
   /** Whether files follow their conversations (contract §17) rather than being read by every member (§4). */
   filesFollowConversations: boolean;
+  /** The Workspace (`settings.retention_days` where the level shows it). */
+  workspace: (row: WorkspaceRow) => WorkspaceObject;
 }
 
 export const presentersAt = (level: FeatureLevel): Presenters => ({
@@ -35,6 +38,7 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   readState: existsAt(READ_STATE, level),
   searchWords: existsAt(SEARCH, level),
   filesFollowConversations: existsAt(FILES_FOLLOW_CONVERSATIONS, level),
+  workspace: workspacePresenter(level),
 });
 
 // The runtime carries them; shared/runtime.ts cannot name core's types, so

@@ -12,7 +12,8 @@ import type { Runtime } from '../../shared/runtime.js';
 import { channelIdsOfUser } from '../core/channels/channels.store.js';
 import { presentUser } from '../core/users/users.presenter.js';
 import { findKeyHolder } from '../core/users/users.store.js';
-import { presentWorkspace } from '../core/workspaces/workspaces.presenter.js';
+// rt.presenters (the objects of the runtime's level) is declared by core.
+import type {} from '../core/presenters.js';
 import { randomBytes } from 'node:crypto';
 import { publishEphemeral } from '../../shared/events.js';
 import { channelOf, channelShard, homeShard } from '../../shared/event-bus.js';
@@ -194,7 +195,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
           {
             presence: Object.fromEntries(online.map((userId) => [userId, 'online'])),
             user: presentUser(snapshot.user),
-            workspace: presentWorkspace(snapshot.workspace),
+            workspace: rt.presenters.workspace(snapshot.workspace),
             ...(features.replay ? { resumed } : {}),
           },
           id,

@@ -4,7 +4,7 @@ import Router, { type RouterMiddleware } from '@koa/router';
 import { koaBody } from 'koa-body';
 import type { Next } from 'koa';
 import { z } from 'zod';
-import { authenticate, bearerToken, type Actor } from '../auth.js';
+import { authenticate, bearerToken, type Actor, type RequestOrigin } from '../auth.js';
 import { AppError, isDependencyUnavailable, type ErrorCode } from '../errors.js';
 import { DEFAULT_FEATURE_LEVEL, existsAt, fieldsAbsentAt, type FeatureLevel, type LevelSpan } from '../feature-level.js';
 import type { Runtime } from '../runtime.js';
@@ -153,6 +153,9 @@ function inputAt<S extends z.ZodType | undefined>(schema: S, level: FeatureLevel
 }
 const noNext = async () => {};
 
+/** The request's client address (behind TRUSTED_PROXIES: shared/http/client-address.ts) and user agent, bounded. */
+export const originOf = (ctx: AppContext): RequestOrigin => ({ ip: ctx.ip || null, userAgent: ctx.get('user-agent').slice(0, 512) || null });
+
 /** A handler result whose status depends on the outcome (201 created, 200 already there). */
 export class Reply<T = unknown> {
   constructor(
@@ -224,6 +227,8 @@ export class RouteTable {
       const params = spec.params ? parseOrThrow(spec.params, ctx.params, 'path') : {};
       const query = spec.query ? parseOrThrow(spec.query, ctx.query, 'query') : {};
       const body = parseBody ? parseOrThrow(spec.body!, ctx.request.body ?? {}, 'body') : undefined;
+      // The cached caller is shared by requests; this request's copy carries where it came from.
+      let actor: Actor | undefined;
       const requestWith = (rt: Runtime) =>
         ({
           params,
@@ -233,7 +238,7 @@ export class RouteTable {
           ctx,
           get actor(): Actor {
             if (!ctx.state.actor) throw new AppError('unauthorized', 'this route needs an API key');
-            return ctx.state.actor;
+            return (actor ??= { ...ctx.state.actor, origin: originOf(ctx) });
           },
         }) as RouteRequest<z.infer<P>, z.infer<Q>, z.infer<B>>;
       if (spec.checkCaller) await spec.checkCaller({ rt: ctx.state.rt, params: params as z.infer<P> });

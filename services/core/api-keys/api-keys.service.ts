@@ -7,6 +7,8 @@ import type { Knex } from '../../../shared/db/knex.js';
 import { AppError } from '../../../shared/errors.js';
 import { recordEvents } from '../../../shared/events.js';
 import type { Runtime } from '../../../shared/runtime.js';
+import type { Actor } from '../../../shared/auth.js';
+import { recordAudit } from '../audit/audit.store.js';
 
 export interface ParentKey {
   id: string;
@@ -34,10 +36,12 @@ export const boundedExpiry = (wanted: Date | null | undefined, parent: ParentKey
 };
 
 /** POST /api-keys at level 3: a key for the caller, child of the key making it. */
-export function issueChildKey(rt: Runtime, parent: { keyId: string; workspaceId: string; userId: string }, o: { name: string; expiresAt?: Date | null }) {
+export function issueChildKey(rt: Runtime, parent: Actor & { keyId: string }, o: { name: string; expiresAt?: Date | null }) {
   return rt.db.transaction(async (trx) => {
     const parentKey = await lockLiveKey(trx, parent.keyId);
-    return issueApiKey(trx, { workspaceId: parent.workspaceId, userId: parent.userId, name: o.name, expiresAt: boundedExpiry(o.expiresAt, parentKey), parentKeyId: parentKey.id });
+    const issued = await issueApiKey(trx, { workspaceId: parent.workspaceId, userId: parent.userId, name: o.name, expiresAt: boundedExpiry(o.expiresAt, parentKey), parentKeyId: parentKey.id });
+    await recordAudit(trx, { workspaceId: parent.workspaceId, action: 'api_key.created', actor: parent, target: { type: 'api_key', id: issued.id }, details: { name: issued.name, prefix: issued.prefix, expires_at: issued.expires_at, parent_key_id: parentKey.id } });
+    return issued;
   });
 }
 

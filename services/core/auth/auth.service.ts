@@ -1,7 +1,7 @@
 // Signing people in (contract §12; docs/security.md): every way in — a
 // password, an invite, single sign-on, a one-time link — ends in an ordinary
 // API key, a 30-day "web key" named `Web: <date>` that the browser keeps.
-import type { Actor } from '../../../shared/auth.js';
+import type { Actor, RequestOrigin } from '../../../shared/auth.js';
 import { issueApiKey } from '../../../shared/auth.js';
 import type { Db, Knex } from '../../../shared/db/knex.js';
 import { AppError, forbidden, invalid, notFound } from '../../../shared/errors.js';
@@ -11,6 +11,7 @@ import { boundedExpiry, lockLiveKey, revokeKeyTrees } from '../api-keys/api-keys
 import { asGrantor, canRemoveMember, isAdmin } from '../users/users.policy.js';
 import type { UserRow } from '../users/users.presenter.js';
 import * as users from '../users/users.store.js';
+import { recordAudit } from '../audit/audit.store.js';
 import { CODE_TTL, issueCode, peekCode, takeCode } from './codes.store.js';
 import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
 import { attemptKeys, attemptSucceeded, takeAttempt } from './sign-in.limits.js';
@@ -84,7 +85,7 @@ export const findPeopleByEmailKey = (db: Db, emailKey: string): Promise<UserRow[
  * address). An address held in several workspaces signs in to the oldest whose
  * password matches.
  */
-export async function signIn(rt: Runtime, input: { email: string; password: string }, address: string) {
+export async function signIn(rt: Runtime, input: { email: string; password: string }, address: string, origin?: RequestOrigin) {
   // The body's schema refused an address without a key (400 validation_error).
   const emailKey = emailIdentity(input.email)!;
   const subjects = attemptKeys({ emailKey, address });
@@ -101,17 +102,25 @@ export async function signIn(rt: Runtime, input: { email: string; password: stri
   if (!user) {
     rt.metrics.signIns.inc({ method: 'password', outcome: 'invalid_credentials' });
     rt.log.info({ method: 'password', outcome: 'invalid_credentials', address, known_email: candidates.length > 0 }, 'sign-in');
+    // An address no one has belongs to no workspace: the log line above keeps it.
+    const [known] = candidates;
+    if (known) await recordAudit(rt.db, { workspaceId: known.workspace_id, action: 'auth.sign_in_failed', actor: null, origin, target: { type: 'user', id: known.id }, details: { method: 'password' } });
     throw invalidCredentials();
   }
   await attemptSucceeded(rt, subjects);
-  const result = await signedIn(rt, rt.db, user);
+  const person = user;
+  const result = await rt.db.transaction(async (trx) => {
+    const answer = await signedIn(rt, trx, person);
+    await recordAudit(trx, { workspaceId: person.workspace_id, action: 'auth.signed_in', actor: { userId: person.id, isAgent: false, origin }, target: { type: 'user', id: person.id }, details: { method: 'password', api_key_id: answer.api_key.id } });
+    return answer;
+  });
   rt.metrics.signIns.inc({ method: 'password', outcome: 'ok' });
   rt.log.info({ method: 'password', outcome: 'ok', user_id: user.id, address }, 'sign-in');
   return result;
 }
 
 /** POST /auth/exchange: a one-time code (the OIDC redirect's, a sign-in link's) for a web key. */
-export async function exchangeCode(rt: Runtime, code: string) {
+export async function exchangeCode(rt: Runtime, code: string, origin?: RequestOrigin) {
   return rt.db.transaction(async (trx) => {
     const row = await takeCode(trx, code, 'sign_in');
     const user = row && (await users.findActiveUser(trx, row.workspace_id, row.user_id));
@@ -123,7 +132,9 @@ export async function exchangeCode(rt: Runtime, code: string) {
     }
     rt.metrics.signIns.inc({ method: 'code', outcome: 'ok' });
     rt.log.info({ method: 'code', outcome: 'ok', user_id: user.id }, 'sign-in');
-    return signedIn(rt, trx, user, parent);
+    const answer = await signedIn(rt, trx, user, parent);
+    await recordAudit(trx, { workspaceId: user.workspace_id, action: 'auth.signed_in', actor: { userId: user.id, isAgent: false, origin }, target: { type: 'user', id: user.id }, details: { method: 'code', api_key_id: answer.api_key.id } });
+    return answer;
   });
 }
 
@@ -159,19 +170,17 @@ export async function createPasswordResetLink(rt: Runtime, actor: Actor, userId:
   if (!target) throw notFound('User');
   if (target.is_agent) throw invalid('user_id: agents have no password');
   if (!canRemoveMember(actor, target)) throw forbidden("only an owner resets an owner's password");
-  const { code, expiresAt } = await issueCode(rt.db, {
-    purpose: 'password_reset',
-    workspaceId: target.workspace_id,
-    userId: target.id,
-    ttlSeconds: CODE_TTL.passwordReset,
-    createdBy: actor.userId,
+  const { code, expiresAt } = await rt.db.transaction(async (trx) => {
+    const issued = await issueCode(trx, { purpose: 'password_reset', workspaceId: target.workspace_id, userId: target.id, ttlSeconds: CODE_TTL.passwordReset, createdBy: actor.userId });
+    await recordAudit(trx, { workspaceId: target.workspace_id, action: 'auth.password_reset_link_created', actor, target: { type: 'user', id: target.id }, details: { expires_at: issued.expiresAt } });
+    return issued;
   });
   rt.log.info({ user_id: target.id, by: actor.userId }, 'password reset link made');
   return { url: `${rt.config.publicBaseUrl}/#reset=${code}`, expires_at: expiresAt };
 }
 
 /** POST /auth/reset-password: a reset link's code and a new password; every web key of the person ends. */
-export async function resetPassword(rt: Runtime, input: { code: string; password: string }) {
+export async function resetPassword(rt: Runtime, input: { code: string; password: string }, origin?: RequestOrigin) {
   // A made-up code costs one indexed read, never a hash.
   if (!(await peekCode(rt.db, input.code, 'password_reset'))) throw resetInvalid();
   const hash = await newPasswordHash(rt, input.password);
@@ -188,6 +197,7 @@ export async function resetPassword(rt: Runtime, input: { code: string; password
     await trx('users').where({ id: user.id }).update({ password_hash: hash });
     await revokeWebKeys(rt, trx, user, null);
     rt.metrics.signIns.inc({ method: 'password_reset', outcome: 'ok' });
+    await recordAudit(trx, { workspaceId: user.workspace_id, action: 'auth.password_reset', actor: { userId: user.id, isAgent: false, origin }, target: { type: 'user', id: user.id } });
     return signedIn(rt, trx, { ...user, password_hash: hash });
   });
 }
@@ -209,6 +219,7 @@ export async function changePassword(rt: Runtime, trx: Knex.Transaction, actor: 
   const hash = await newPasswordHash(rt, input.password);
   await trx('users').where({ id: user.id }).update({ password_hash: hash });
   await revokeWebKeys(rt, trx, user, actor.keyId);
+  await recordAudit(trx, { workspaceId: user.workspace_id, action: 'auth.password_changed', actor, target: { type: 'user', id: user.id } });
   rt.log.info({ user_id: user.id }, 'password changed');
 }
 

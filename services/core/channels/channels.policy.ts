@@ -10,6 +10,9 @@ export const isAdmin = (actor: Actor) => actor.role === 'owner' || actor.role ==
 /** Only workspace admins and owners mark a channel as default (auto-joined by new agents). */
 export const canSetDefault = (actor: Actor) => isAdmin(actor);
 
+/** How long a channel keeps its messages is the workspace's call (contract §16). */
+export const canSetRetention = (actor: Actor) => isAdmin(actor);
+
 /** Renaming or describing a channel: its members, and admins/owners. */
 export const canUpdateChannel = (actor: Actor, isMember: boolean) => isMember || isAdmin(actor);
 

@@ -17,6 +17,9 @@ export interface ChannelRow {
   member_key: string | null;
   created_by: string | null;
   created_at: Date;
+  /** The channel's own retention (migration 140): set, it replaces the workspace's; null then keeps for ever. */
+  retention_days?: number | null;
+  retention_set?: boolean;
   /**
    * Its parent is a private channel the viewer is not in: the parent's id is
    * not shown (channels.store.ts computes it per viewer; events, which go to

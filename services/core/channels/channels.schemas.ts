@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PageQuery } from '../../../shared/http/envelope.js';
 import { isUuid } from '../../../shared/ids.js';
+import { RetentionDays } from '../retention/retention.schemas.js';
 
 /** Length in characters as people count them (code points), not UTF-16 units. */
 export const charCount = (s: string) => {
@@ -32,6 +33,8 @@ export const UpdateChannelBody = z.strictObject({
   name: ChannelName.optional(),
   description: Description.optional(),
   is_default: z.boolean().optional(),
+  /** Owners and admins (contract §16, any level): days this channel's messages are kept, whatever the workspace's; null: for ever. */
+  retention_days: RetentionDays.optional(),
 });
 export type UpdateChannelInput = z.infer<typeof UpdateChannelBody>;
 

@@ -9,10 +9,11 @@ import { presentUser } from '../users/users.presenter.js';
 import { findActiveUser } from '../users/users.store.js';
 import { withReadState } from '../read-state/read-state.js';
 import { requireReadable } from './channels.access.js';
-import { canAddMember, canRemoveMember, canSetDefault, canUpdateChannel } from './channels.policy.js';
+import { canAddMember, canRemoveMember, canSetDefault, canSetRetention, canUpdateChannel } from './channels.policy.js';
 import { presentChannel, presentMember, type ChannelRow } from './channels.presenter.js';
 import type { CreateChannelInput, UpdateChannelInput } from './channels.schemas.js';
 import * as store from './channels.store.js';
+import { recordAudit } from '../audit/audit.store.js';
 
 // Public names are unique (an index); a private channel's name is checked only
 // against the channels the caller can see, so this never tells of one they cannot.
@@ -82,11 +83,13 @@ export async function updateChannel(rt: Runtime, actor: Actor, channelId: string
   const { channel, isMember } = await requireReadable(db, actor, channelId);
   if (!canUpdateChannel(actor, isMember)) throw forbidden('only members of the channel, admins and owners update it: join it first');
   if (patch.is_default !== undefined && !canSetDefault(actor)) throw forbidden('only workspace owners and admins change is_default');
+  if (patch.retention_days !== undefined && !canSetRetention(actor)) throw forbidden('only workspace owners and admins change retention_days');
   if (Object.keys(patch).length === 0) return presentChannel(channel);
   try {
     return await db.transaction(async (trx) => {
       if (patch.name !== undefined && (await store.visibleChannelNamed(trx, actor.workspaceId, actor.userId, patch.name, channel.id))) throw nameTaken(patch.name);
-      const updated = await store.updateChannel(trx, channel.id, patch);
+      const updated = await store.updateChannel(trx, channel.id, patch.retention_days !== undefined ? { ...patch, retention_set: true } : patch);
+      if (patch.retention_days !== undefined && (!channel.retention_set || channel.retention_days !== patch.retention_days)) await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'retention.changed', actor, target: { type: 'channel', id: channel.id }, details: { from: channel.retention_set ? channel.retention_days : 'workspace', to: patch.retention_days } });
       const parentPrivate = await store.parentIsPrivate(trx, updated);
       await recordEvents(rt, trx, [{ type: 'channel.updated', to: channelAddress(updated), data: { channel: presentChannel({ ...updated, parent_hidden: parentPrivate }) } }]);
       return presentChannel({ ...updated, parent_hidden: channel.parent_hidden });

@@ -12,7 +12,7 @@ export const insertChannel = async (
   return created as ChannelRow;
 };
 
-export const updateChannel = async (db: Db, id: string, patch: Partial<Pick<ChannelRow, 'name' | 'description' | 'is_default'>>) => {
+export const updateChannel = async (db: Db, id: string, patch: Partial<Pick<ChannelRow, 'name' | 'description' | 'is_default' | 'retention_days' | 'retention_set'>>) => {
   const [row] = await db<ChannelRow>('channels').where({ id }).update(patch).returning('*');
   return row as ChannelRow;
 };

@@ -14,6 +14,7 @@ import { presentDelivery, presentIssuedSubscription, presentSubscription, type S
 import { DEFAULT_EVENT_TYPES, type CreateSubscriptionInput } from './event-subscriptions.schemas.js';
 import { newSecret } from './event-subscriptions.signature.js';
 import * as store from './event-subscriptions.store.js';
+import { recordAudit } from '../audit/audit.store.js';
 
 /** The challenge must come back within this long (contract §11). */
 export const CHALLENGE_TIMEOUT_MS = 5_000;
@@ -81,13 +82,16 @@ export async function createSubscription(rt: Runtime, actor: Actor, input: Creat
   await verifyUrl(rt, actor, url);
   const row = await rt.db.transaction(async (trx) => {
     if ((await store.countOfUserLocked(trx, actor.userId)) >= MAX_SUBSCRIPTIONS_PER_USER) throw tooMany();
-    return store.insertSubscription(trx, {
+    const created = await store.insertSubscription(trx, {
       workspace_id: actor.workspaceId,
       user_id: actor.userId,
       url: url.href,
       events: input.events ?? DEFAULT_EVENT_TYPES,
       secret: newSecret(),
     });
+    // The host only: a URL's path or query may carry the receiver's own token.
+    await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'event_subscription.created', actor, target: { type: 'event_subscription', id: created.id }, details: { host: url.host, events: created.events } });
+    return created;
   });
   return presentIssuedSubscription(row);
 }
@@ -113,13 +117,20 @@ export const getSubscription = async (rt: Runtime, actor: Actor, id: string, all
 
 export async function deleteSubscription(rt: Runtime, actor: Actor, id: string, all?: boolean): Promise<void> {
   const row = await reachable(rt, actor, id, all);
-  await store.deleteSubscription(rt.db, row.id);
+  await rt.db.transaction(async (trx) => {
+    await store.deleteSubscription(trx, row.id);
+    await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'event_subscription.deleted', actor, target: { type: 'event_subscription', id: row.id }, details: { owner_id: row.user_id, host: new URL(row.url).host } });
+  });
 }
 
 export async function rotateSecret(rt: Runtime, actor: Actor, id: string) {
   const row = await reachable(rt, actor, id);
-  const rotated = await store.rotateSecret(rt.db, row.id, newSecret(), new Date(Date.now() + PREVIOUS_SECRET_MS));
-  if (!rotated) throw notFound('Event subscription');
+  const rotated = await rt.db.transaction(async (trx) => {
+    const changed = await store.rotateSecret(trx, row.id, newSecret(), new Date(Date.now() + PREVIOUS_SECRET_MS));
+    if (!changed) throw notFound('Event subscription');
+    await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'event_subscription.secret_rotated', actor, target: { type: 'event_subscription', id: row.id } });
+    return changed;
+  });
   return presentIssuedSubscription(rotated);
 }
 

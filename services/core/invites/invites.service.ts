@@ -2,7 +2,7 @@
 // (or only the address it names) creates a person with the invite's role and
 // is signed in. The token is 256-bit random, stored hashed, shown once.
 import { randomBytes } from 'node:crypto';
-import type { Actor } from '../../../shared/auth.js';
+import type { Actor, RequestOrigin } from '../../../shared/auth.js';
 import { hashKey } from '../../../shared/auth.js';
 import { AppError, forbidden, isUniqueViolation, notFound } from '../../../shared/errors.js';
 import { recordEvents } from '../../../shared/events.js';
@@ -18,6 +18,7 @@ import * as users from '../users/users.store.js';
 import { presentInvite, type InviteRow } from './invites.presenter.js';
 import type { Knex } from '../../../shared/db/knex.js';
 import * as store from './invites.store.js';
+import { recordAudit } from '../audit/audit.store.js';
 
 const DEFAULT_HOURS = 168;
 
@@ -28,13 +29,17 @@ export async function createInvite(rt: Runtime, actor: Actor, input: { role?: 'o
   const role = input.role ?? 'member';
   if (role === 'owner' && actor.role !== 'owner') throw forbidden('only an owner invites another owner');
   const token = randomBytes(32).toString('base64url');
-  const row = await store.insertInvite(rt.db, {
-    workspace_id: actor.workspaceId,
-    token_hash: hashKey(token),
-    role,
-    email: input.email?.trim() ?? null,
-    created_by: actor.userId,
-    expires_at: new Date(Date.now() + (input.expires_in_hours ?? DEFAULT_HOURS) * 3600 * 1000),
+  const row = await rt.db.transaction(async (trx) => {
+    const invite = await store.insertInvite(trx, {
+      workspace_id: actor.workspaceId,
+      token_hash: hashKey(token),
+      role,
+      email: input.email?.trim() ?? null,
+      created_by: actor.userId,
+      expires_at: new Date(Date.now() + (input.expires_in_hours ?? DEFAULT_HOURS) * 3600 * 1000),
+    });
+    await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'invite.created', actor, target: { type: 'invite', id: invite.id }, details: { role, email: invite.email, expires_at: invite.expires_at } });
+    return invite;
   });
   rt.log.info({ invite_id: row.id, by: actor.userId, role }, 'invite created');
   return { ...presentInvite(row), url: `${rt.config.publicBaseUrl}/#invite=${token}` };
@@ -48,7 +53,11 @@ export async function listInvites(rt: Runtime, actor: Actor, q: { limit: number;
 
 export async function revokeInvite(rt: Runtime, actor: Actor, id: string) {
   if (!canCreateUsers(actor)) throw forbidden('only workspace owners and admins revoke invites');
-  if (!isUuid(id) || (await store.revokeInvite(rt.db, actor.workspaceId, id)) === 0) throw notFound('Invite');
+  if (!isUuid(id)) throw notFound('Invite');
+  await rt.db.transaction(async (trx) => {
+    if ((await store.revokeInvite(trx, actor.workspaceId, id)) === 0) throw notFound('Invite');
+    await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'invite.revoked', actor, target: { type: 'invite', id } });
+  });
 }
 
 /**
@@ -65,7 +74,7 @@ async function requireGrantor(trx: Knex.Transaction, invite: InviteRow) {
 }
 
 /** POST /auth/accept-invite: a new person from a live invite, signed in with a web key. */
-export async function acceptInvite(rt: Runtime, input: { token: string; name: string; display_name?: string | null; email: string; password: string }) {
+export async function acceptInvite(rt: Runtime, input: { token: string; name: string; display_name?: string | null; email: string; password: string }, origin?: RequestOrigin) {
   // A made-up token costs one indexed read, never a 64 MiB hash; the slow hash
   // runs before the transaction, so the invite's row stays locked only briefly.
   if (!(await store.findLiveInvite(rt.db, hashKey(input.token)))) {
@@ -98,6 +107,7 @@ export async function acceptInvite(rt: Runtime, input: { token: string; name: st
       await recordEvents(rt, trx, [{ type: 'user.created', to: { scope: 'workspace', workspace_id: invite.workspace_id }, data: { user: presentUser(user) } }]);
       rt.metrics.signIns.inc({ method: 'invite', outcome: 'ok' });
       rt.log.info({ invite_id: invite.id, user_id: user.id }, 'invite accepted');
+      await recordAudit(trx, { workspaceId: invite.workspace_id, action: 'invite.accepted', actor: { userId: user.id, isAgent: false, origin }, target: { type: 'invite', id: invite.id }, details: { role: invite.role, invited_by: invite.created_by } });
       return signedIn(rt, trx, user);
     });
   } catch (err) {

@@ -11,6 +11,7 @@ import { canCreateUsers } from './users.policy.js';
 import { presentUser, type UserRow } from './users.presenter.js';
 import type { CreateUserInput } from './users.schemas.js';
 import * as store from './users.store.js';
+import { recordAudit } from '../audit/audit.store.js';
 
 export const nameTaken = (name: string) => new AppError('name_taken', `the name "${name}" is already taken in this workspace`);
 export const emailTaken = () => new AppError('conflict', 'this email address already belongs to someone in this workspace');
@@ -57,6 +58,7 @@ export async function createUser(rt: Runtime, actor: Actor, input: CreateUserInp
         is_agent: isAgent,
       });
       const apiKey = await issueApiKey(trx, { workspaceId: actor.workspaceId, userId: user.id, name: 'initial key' });
+      await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'user.created', actor, target: { type: 'user', id: user.id }, details: { name: user.name, role, is_agent: isAgent, api_key_id: apiKey.id } });
       const joined = isAgent ? await memberships.joinDefaultChannels(trx, actor.workspaceId, user.id) : [];
       const channels = await store.findChannelsByIds(trx, joined);
       const events: AxidEvent[] = [

@@ -12,6 +12,7 @@ import { canDeleteWebhook, seesAllWebhooks } from './webhooks.policy.js';
 import { presentWebhook, type WebhookRow } from './webhooks.presenter.js';
 import type { NativePost } from './webhooks.schemas.js';
 import * as store from './webhooks.store.js';
+import { recordAudit, webhookRef } from '../audit/audit.store.js';
 
 const channelNotFound = () => new AppError('channel_not_found', 'channel_id: no such channel in this workspace (or no access to it)');
 
@@ -23,12 +24,16 @@ export async function createWebhook(rt: Runtime, actor: Actor, input: { channel_
   await requireReadable(rt.db, actor, input.channel_id, 'channel', rt.access).catch((err: unknown) => {
     throw err instanceof AppError && err.code === 'not_found' ? channelNotFound() : err;
   });
-  const row = await store.insertWebhook(rt.db, {
-    id: newWebhookId(),
-    workspace_id: actor.workspaceId,
-    channel_id: input.channel_id,
-    name: input.name,
-    created_by: actor.userId,
+  const row = await rt.db.transaction(async (trx) => {
+    const hook = await store.insertWebhook(trx, {
+      id: newWebhookId(),
+      workspace_id: actor.workspaceId,
+      channel_id: input.channel_id,
+      name: input.name,
+      created_by: actor.userId,
+    });
+    await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'webhook.created', actor, target: { type: 'webhook', id: webhookRef(hook.id) }, details: { name: hook.name, channel_id: hook.channel_id } });
+    return hook;
   });
   return presentWebhook(row, rt.config.publicBaseUrl);
 }
@@ -52,6 +57,7 @@ export async function deleteWebhook(rt: Runtime, actor: Actor, webhookId: string
   if (!canDeleteWebhook(actor, hook)) throw forbidden('only the creator of a webhook, an admin or the owner deletes it');
   await rt.db.transaction(async (trx) => {
     await store.deleteWebhook(trx, hook.id);
+    await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'webhook.deleted', actor, target: { type: 'webhook', id: webhookRef(hook.id) }, details: { name: hook.name, channel_id: hook.channel_id, created_by: hook.created_by } });
     // Internal: every replica drops the hook from its cache of posting hooks.
     await recordEvents(rt, trx, [
       { type: 'webhook.deleted', to: { scope: 'users', workspace_id: hook.workspace_id, user_ids: [] }, data: { webhook_id: hook.id } },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Email } from '../auth/auth.schemas.js';
 import { Role } from '../users/users.schemas.js';
+import { RetentionDays } from '../retention/retention.schemas.js';
 
 export const UpdateWorkspaceBody = z.strictObject({
   name: z
@@ -13,6 +14,7 @@ export const UpdateWorkspaceBody = z.strictObject({
     .strictObject({
       /** Caps human users; null means no limit. Agents never count. */
       max_users: z.number().int().min(1).max(1_000_000).nullable().optional(),
+      retention_days: RetentionDays.optional(),
     })
     .optional(),
 });

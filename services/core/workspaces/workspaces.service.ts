@@ -13,6 +13,7 @@ import { presentUser } from '../users/users.presenter.js';
 import * as users from '../users/users.store.js';
 import { presentWorkspace } from './workspaces.presenter.js';
 import * as store from './workspaces.store.js';
+import { recordAudit } from '../audit/audit.store.js';
 
 /** A new workspace with its owner and the owner's first key (bootstrap, tests). */
 export async function createWorkspaceWithOwner(
@@ -37,13 +38,19 @@ export async function createWorkspaceWithOwner(
 export async function getWorkspace(rt: Runtime, actor: Actor) {
   const row = await rt.reads.read(actor, (db) => store.findWorkspace(db, actor.workspaceId));
   if (!row) throw notFound('Workspace');
-  return presentWorkspace(row);
+  return rt.presenters.workspace(row);
 }
 
-export async function updateWorkspace(db: Knex, actor: Actor, patch: { name?: string; settings?: { max_users?: number | null } }) {
+export async function updateWorkspace(rt: Runtime, actor: Actor, patch: { name?: string; settings?: { max_users?: number | null; retention_days?: number | null } }) {
   if (!isAdmin(actor)) throw forbidden('only workspace owners and admins update the workspace');
-  const row = await store.updateWorkspace(db, actor.workspaceId, patch);
-  return presentWorkspace(row);
+  const row = await rt.db.transaction(async (trx) => {
+    const before = patch.settings?.retention_days !== undefined ? await store.findWorkspaceForUpdate(trx, actor.workspaceId) : undefined;
+    const updated = await store.updateWorkspace(trx, actor.workspaceId, patch);
+    const [from, to] = [before?.settings.retention_days ?? null, updated.settings.retention_days ?? null];
+    if (before && from !== to) await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'retention.changed', actor, target: { type: 'workspace', id: actor.workspaceId }, details: { from, to } });
+    return updated;
+  });
+  return rt.presenters.workspace(row);
 }
 
 export async function updateMemberRole(rt: Runtime, actor: Actor, userId: string, role: 'owner' | 'admin' | 'member') {
@@ -70,6 +77,8 @@ export async function updateMember(rt: Runtime, actor: Actor, userId: string, pa
         if (!canRemoveMember(actor, target)) throw forbidden("only an owner sets an owner's email");
       }
       const updated = await users.updateUser(trx, userId, { role, ...(patch.email !== undefined ? { email: patch.email?.trim() ?? null } : {}) });
+      if (role !== target.role) await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'member.role_changed', actor, target: { type: 'user', id: userId }, details: { from: target.role, to: role } });
+      if (patch.email !== undefined && updated.email !== target.email) await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'member.email_changed', actor, target: { type: 'user', id: userId }, details: { from: target.email, to: updated.email } });
       await recordEvents(rt, trx, [
         { type: 'member.updated', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user: presentUser(updated) } },
       ]);
@@ -93,6 +102,7 @@ export async function removeMember(rt: Runtime, actor: Actor, userId: string) {
       throw new AppError('conflict', 'the last owner cannot be removed');
     }
     await users.deactivateUser(trx, userId);
+    await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'member.removed', actor, target: { type: 'user', id: userId }, details: { name: target.name, role: target.role, is_agent: target.is_agent } });
     await memberships.deleteAllMemberships(trx, userId);
     // What they could still let people in with ends too: invites they made, one-time codes.
     await invites.revokeInvitesBy(trx, userId);

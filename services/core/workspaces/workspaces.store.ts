@@ -3,6 +3,8 @@ import type { WorkspaceRow } from './workspaces.presenter.js';
 
 export const findWorkspace = (db: Db, id: string) => db<WorkspaceRow>('workspaces').where({ id }).first();
 
+export const findWorkspaceForUpdate = (db: Db, id: string) => db<WorkspaceRow>('workspaces').where({ id }).forUpdate().first();
+
 export const insertWorkspace = async (db: Db, name: string): Promise<WorkspaceRow> => {
   const [row] = await db<WorkspaceRow>('workspaces').insert({ name }).returning('*');
   return row as WorkspaceRow;

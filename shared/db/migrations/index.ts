@@ -25,6 +25,7 @@ import * as emailIdentity from './100_email_identity.js';
 import * as derivedCredentials from './101_derived_credentials.js';
 import * as streamedReplyAppends from './110_streamed_reply_appends.js';
 import * as fileCarriers from './120_file_carriers.js';
+import * as auditLogRetention from './140_audit_log_retention.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '101_derived_credentials': derivedCredentials,
   '110_streamed_reply_appends': streamedReplyAppends,
   '120_file_carriers': fileCarriers,
+  '140_audit_log_retention': auditLogRetention,
 };

@@ -6,6 +6,7 @@ import { notFound } from '../../../../shared/errors.js';
 import { issueChildKey, revokeKeyTrees } from '../../../core/api-keys/api-keys.service.js';
 import { PageQuery, decodeCursor, list, ok, pageOf } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
+import { recordAudit } from '../../../core/audit/audit.store.js';
 
 // Small enough that routes, schemas and queries read best in one file.
 
@@ -53,7 +54,13 @@ export function apiKeyRoutes(routes: RouteTable) {
         until: 2,
       },
       async ({ rt, actor, body }) =>
-        ok(await issueApiKey(rt.db, { workspaceId: actor.workspaceId, userId: actor.userId, name: body.name, expiresAt: body.expires_at })),
+        ok(
+          await rt.db.transaction(async (trx) => {
+            const issued = await issueApiKey(trx, { workspaceId: actor.workspaceId, userId: actor.userId, name: body.name, expiresAt: body.expires_at });
+            await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'api_key.created', actor, target: { type: 'api_key', id: issued.id }, details: { name: issued.name, prefix: issued.prefix, expires_at: issued.expires_at } });
+            return issued;
+          }),
+        ),
     )
     .add(
       {
@@ -77,6 +84,7 @@ export function apiKeyRoutes(routes: RouteTable) {
         if (!own) throw notFound('API key');
         // Open streams authenticated with this key end (the gateway listens); keys made from it end with it.
         await revokeKeyTrees(rt, trx, [params.key_id]);
+        await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'api_key.revoked', actor, target: { type: 'api_key', id: params.key_id } });
       });
     });
 }

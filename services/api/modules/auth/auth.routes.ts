@@ -13,7 +13,7 @@ import {
 import * as auth from '../../../core/auth/auth.service.js';
 import { OIDC_COOKIE, SsoError, clearedCookie, finishSignIn, startSignIn } from '../../../core/auth/oidc.js';
 import { acceptInvite } from '../../../core/invites/invites.service.js';
-import { Reply } from '../../../../shared/http/route.js';
+import { Reply, originOf } from '../../../../shared/http/route.js';
 import type { AppContext } from '../../../../shared/http/context.js';
 
 /** A redirect answer: 302 with its Location, a short text body. */
@@ -62,7 +62,7 @@ export function authRoutes(routes: RouteTable) {
         errors: ['invalid_credentials'],
         since: 3,
       },
-      async ({ rt, body, ctx }) => ok(await auth.signIn(rt, body, ctx.ip)),
+      async ({ rt, body, ctx }) => ok(await auth.signIn(rt, body, ctx.ip, originOf(ctx))),
     )
     .add(
       {
@@ -79,7 +79,7 @@ export function authRoutes(routes: RouteTable) {
         errors: ['invite_invalid', 'forbidden', 'user_limit_reached', 'name_taken', 'conflict'],
         since: 3,
       },
-      async ({ rt, body }) => ok(await acceptInvite(rt, body)),
+      async ({ rt, body, ctx }) => ok(await acceptInvite(rt, body, originOf(ctx))),
     )
     .add(
       {
@@ -93,7 +93,7 @@ export function authRoutes(routes: RouteTable) {
         errors: ['invalid_credentials'],
         since: 3,
       },
-      async ({ rt, body }) => ok(await auth.exchangeCode(rt, body.code)),
+      async ({ rt, body, ctx }) => ok(await auth.exchangeCode(rt, body.code, originOf(ctx))),
     )
     .add(
       {
@@ -121,7 +121,7 @@ export function authRoutes(routes: RouteTable) {
         errors: ['invalid_credentials'],
         since: 3,
       },
-      async ({ rt, body }) => ok(await auth.resetPassword(rt, body)),
+      async ({ rt, body, ctx }) => ok(await auth.resetPassword(rt, body, originOf(ctx))),
     )
     .add(
       {

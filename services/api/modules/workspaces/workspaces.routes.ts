@@ -17,7 +17,7 @@ export function workspaceRoutes(routes: RouteTable) {
     )
     .add(
       { method: 'patch', path: '/workspaces/current', summary: 'Update workspace name and settings', tag, body: UpdateWorkspaceBody, response: dataOf(WorkspaceSchema), errors: ['forbidden'] },
-      async ({ rt, actor, body }) => ok(await workspaces.updateWorkspace(rt.db, actor, body)),
+      async ({ rt, actor, body }) => ok(await workspaces.updateWorkspace(rt, actor, body)),
     )
     .add({ method: 'get', path: '/workspaces/current/members', summary: 'List members', tag, query: PageQuery, response: listOf(UserSchema) }, async ({ rt, actor, query }) =>
       list(await users.listUsers(rt, actor, query)),
