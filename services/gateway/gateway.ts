@@ -15,6 +15,7 @@ import { findKeyHolder } from '../core/users/users.store.js';
 import { presentWorkspace } from '../core/workspaces/workspaces.presenter.js';
 import { randomBytes } from 'node:crypto';
 import { publishEphemeral } from '../../shared/events.js';
+import { tracing } from '../../shared/tracing.js';
 import { channelOf, channelShard, homeShard } from '../../shared/event-bus.js';
 import { entryTime } from '../../shared/stream-reader.js';
 import { GatewayBus, formatPosition, parsePosition, startOf, type BusPosition } from './bus.js';
@@ -68,7 +69,10 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
         return;
       }
       // Counted once per event: a counter call per delivery shows in the profile.
-      metrics.delivered.inc(hub.route(entry.event));
+      if (entry.trace && tracing) {
+        const { event } = entry;
+        metrics.delivered.inc(tracing.run(`gateway deliver ${event.type}`, 'consumer', entry.trace, { 'axid.event.type': event.type }, () => hub.route(event)));
+      } else metrics.delivered.inc(hub.route(entry.event));
     },
   });
   const shardOf = (channelId: string) => channelShard(channelId, rt.bus.shards.length);

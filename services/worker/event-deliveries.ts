@@ -18,6 +18,7 @@ import type { Runtime } from '../../shared/runtime.js';
 import { StreamGroupReader } from '../../shared/stream-group-reader.js';
 import { deliver, deliveriesFor, deliveryJobId, retryDelay, type DeliveryJob } from '../core/event-subscriptions/event-subscriptions.delivery.js';
 import { closeWorker, jobsInFlight } from './close.js';
+import { tracing } from '../../shared/tracing.js';
 
 export const DELIVERY_QUEUE = 'event-deliveries';
 export const DELIVERY_GROUP = 'event-deliveries';
@@ -108,7 +109,12 @@ export async function startEventDeliveries(rt: Runtime, o: EventDeliveryOptions)
     }
     let result;
     try {
-      result = await deliver(rt, job.data, job.attemptsMade + 1);
+      const attempt = job.attemptsMade + 1;
+      // Its POST (instrumented http) is the span's child and carries the trace to the receiver.
+      result =
+        tracing && job.data.trace
+          ? await tracing.run(`event delivery ${job.data.event.type}`, 'consumer', job.data.trace, { 'axid.event.type': job.data.event.type, 'axid.delivery.attempt': attempt }, () => deliver(rt, job.data, attempt))
+          : await deliver(rt, job.data, attempt);
     } finally {
       await rt.redis.zrem(key, held);
     }

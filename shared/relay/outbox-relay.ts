@@ -20,9 +20,10 @@ import type { Metrics } from '../metrics.js';
 import type { BusKeys } from '../event-bus.js';
 import { createRedis, type Redis } from '../redis.js';
 import { SerialRun } from '../serial-run.js';
+import { tracing, type TraceSpan, type Tracing } from '../tracing.js';
 import { redisEventStream, type EventStream } from './event-stream.js';
 import { AdvisoryLockLeadership, SoleLeadership, type Leadership } from './leadership.js';
-import { outboxTable, type EventSource, type OutboxTable } from './outbox-table.js';
+import { outboxTable, type EventSource, type OutboxRow, type OutboxTable } from './outbox-table.js';
 import { RedisWakeups, type Wakeups } from './wakeups.js';
 
 export const RELAY_BATCH = 500;
@@ -107,7 +108,8 @@ export class OutboxRelay {
     this.drainScheduled = true;
     setImmediate(() => {
       this.drainScheduled = false;
-      void this.drain();
+      // Woken by a request's commit, but not part of its trace: each event's publish is (publishSpans).
+      void (tracing ? tracing.detached(() => this.drain()) : this.drain());
     });
   }
 
@@ -141,12 +143,15 @@ export class OutboxRelay {
       if (record) this.recordedAt = Date.now();
       if (rows.length === 0) return this.recordSoon();
       const fresh = this.onStream.size > 0 ? rows.filter((row) => !this.onStream.has(row.id)) : rows;
+      const spans = tracing && fresh.length > 0 ? publishSpans(tracing, fresh) : null;
       try {
         if (fresh.length > 0) await stream.publish(fresh);
       } catch (err) {
         this.checkStream = true;
+        if (spans) for (const span of spans) span.end(err);
         throw err;
       }
+      if (spans) for (const span of spans) span.end();
       this.published = true;
       this.o.metrics.eventsPublished.inc(fresh.length);
       if (rows.length < RELAY_BATCH || this.stopped || !leadership.held) return this.recordSoon();
@@ -161,6 +166,22 @@ export class OutboxRelay {
       void this.drain();
     }, RECORD_MS);
   }
+}
+
+/**
+ * A span per traced event published, child of the change that wrote it; the
+ * event goes on to the stream with the span's context (event-stream.ts `t`),
+ * so the gateway's delivery and the worker's work are its children.
+ */
+function publishSpans(t: Tracing, rows: OutboxRow[]): TraceSpan[] {
+  const spans: TraceSpan[] = [];
+  for (const row of rows) {
+    if (!row.trace) continue;
+    const span = t.start(`relay publish ${row.type}`, 'producer', row.trace, { 'axid.event.type': row.type, 'axid.event.seq': row.id });
+    row.trace = span.carrier;
+    spans.push(span);
+  }
+  return spans;
 }
 
 export interface RelayOptions {
