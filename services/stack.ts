@@ -114,7 +114,11 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
   const bounds = deps.embeddedDatabase ? undefined : { statementTimeoutMs: config.dbStatementTimeoutMs };
   const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10, log, bounds);
   const redis = createRedis(deps.redisUrl, 'axid-commands', { autoPipelining: true, commandTimeoutMs: config.redisCommandTimeoutMs });
-  redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
+  const metrics = createMetrics();
+  redis.on('error', (err) => {
+    metrics.dependencyErrors.inc({ dependency: 'redis' });
+    log.debug({ err: err.message }, 'redis connection error');
+  });
   // On Node 20 the AWS SDK prints a multi-line notice that its releases after
   // January 2027 need Node 22 (docs/decisions.md, "Node versions"); the SDK's
   // documented switch turns it off so that the log stays one JSON object a line.
@@ -125,7 +129,6 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
     forcePathStyle: config.s3.forcePathStyle,
     credentials: { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey },
   });
-  const metrics = createMetrics();
   const reads = new ReadRouting({
     primary: db,
     replicaUrls: deps.embeddedDatabase ? [] : config.databaseReadUrls,

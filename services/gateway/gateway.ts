@@ -134,6 +134,8 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
   async function middleware(ctx: AppContext, next: Next): Promise<void> {
     if (ctx.path !== STREAM_PATH) return next();
     if (ctx.method !== 'GET') return next();
+    // Its own series in the request metrics (a stream lasts minutes: kept out of latency alerts) and its span's name.
+    ctx.state.route = STREAM_PATH;
     // Errors here (401, key_expired) are rendered as the JSON envelope.
     if (ctx.state.authFailure) throw ctx.state.authFailure;
     const actor = ctx.state.actor ?? (await authenticate(rt.db, bearerToken(ctx.get('authorization')), rt.access));

@@ -68,6 +68,13 @@ export async function startEventDeliveries(rt: Runtime, o: EventDeliveryOptions)
     registers: [rt.metrics.registry],
   });
 
+  const lag = new client.Histogram({
+    name: 'axid_event_delivery_lag_seconds',
+    help: 'From an event to its delivery to a subscription (2xx), retries included',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60, 300],
+    registers: [rt.metrics.registry],
+  });
+
   const queue = new Queue<DeliveryJob>(DELIVERY_QUEUE, {
     connection: rt.redis,
     prefix,
@@ -120,6 +127,7 @@ export async function startEventDeliveries(rt: Runtime, o: EventDeliveryOptions)
     }
     deliveries.inc({ outcome: result.outcome });
     if (result.durationMs !== undefined) latency.observe(result.durationMs / 1000);
+    if (result.outcome === 'delivered') lag.observe(Math.max(0, Date.now() - Date.parse(job.data.event.created_at)) / 1000);
     if (result.outcome === 'retry') throw new Error('delivery failed: retried later');
   };
   const worker = new Worker<DeliveryJob>(

@@ -41,7 +41,7 @@ export interface RelayParts {
   stream: EventStream;
   wakeups: Wakeups;
   log: Logger;
-  metrics: Pick<Metrics, 'eventsPublished'>;
+  metrics: Pick<Metrics, 'eventsPublished' | 'outboxCaughtUp' | 'relayLeader'>;
 }
 
 export class OutboxRelay {
@@ -122,6 +122,7 @@ export class OutboxRelay {
         this.published = false;
         this.o.outbox.reset();
       }
+      this.o.metrics.relayLeader.set(this.o.leadership.held ? 1 : 0);
       if (this.o.leadership.held) await this.drain();
     } catch (err) {
       this.o.log.warn({ err }, 'outbox relay: campaign failed, retrying');
@@ -141,7 +142,7 @@ export class OutboxRelay {
       const rows = await outbox.next({ published: this.published, record, limit: RELAY_BATCH });
       this.published = false;
       if (record) this.recordedAt = Date.now();
-      if (rows.length === 0) return this.recordSoon();
+      if (rows.length === 0) return this.caughtUp();
       const fresh = this.onStream.size > 0 ? rows.filter((row) => !this.onStream.has(row.id)) : rows;
       const spans = tracing && fresh.length > 0 ? publishSpans(tracing, fresh) : null;
       try {
@@ -154,8 +155,15 @@ export class OutboxRelay {
       if (spans) for (const span of spans) span.end();
       this.published = true;
       this.o.metrics.eventsPublished.inc(fresh.length);
-      if (rows.length < RELAY_BATCH || this.stopped || !leadership.held) return this.recordSoon();
+      if (rows.length < RELAY_BATCH) return this.caughtUp();
+      if (this.stopped || !leadership.held) return this.recordSoon();
     }
+  }
+
+  /** Everything committed when the last read began is on the stream (the outbox lag metric). */
+  private caughtUp(): void {
+    this.o.metrics.outboxCaughtUp.set(Date.now() / 1000);
+    this.recordSoon();
   }
 
   /** Once the stream has it all: records the position with a read a little later, if no read records it first. */
