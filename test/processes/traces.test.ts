@@ -118,4 +118,31 @@ describe('traces (OTEL_EXPORTER_OTLP_ENDPOINT set)', function () {
     const exported = otlp.bodies.join('\n');
     for (const secret of [text, attachmentText, key, hook.id as string]) expect(exported).not.to.include(secret);
   });
+
+  it('carries the trace of every way a message is written: posts that arrive together (the batch), a reply and a streamed reply (an outbox row)', async function () {
+    const [api] = processes as [RunningProcess, RunningProcess, RunningProcess];
+    const owner = new Client(api.url, env.config.bootstrapAdminKey!);
+    const channel = expectOk(await owner.post('/api/v1/channels', { name: `shapes-${randomBytes(3).toString('hex')}` }), 201).data;
+    const base = `/api/v1/channels/${channel.id}/messages`;
+    // Top-level posts outside a transaction go through the post batch (row-batch.ts), each with its own trace context.
+    const [root] = await Promise.all(['root', 'beside it', 'and another'].map(async (content) => expectOk(await owner.post(base, { content }), 201).data));
+    expectOk(await owner.post(base, { content: 'reply', thread_id: root.id }), 201);
+    expectOk(await owner.post(base, { content: 'thinking', streaming: true }), 201);
+
+    const route = 'POST /api/v1/channels/:channel_id/messages';
+    // Each of the five requests (the only ones on this route) is the ancestor of the relay's publish of its
+    // message.created, whose child is the gateway's delivery.
+    const traced = (spans: ReceivedSpan[]) =>
+      spans
+        .filter((s) => s.service === 'axid-api' && s.name === route)
+        .filter((request) =>
+          spans.some(
+            (p) =>
+              p.name === 'relay publish message.created' &&
+              ancestry(spans, p).includes(request) &&
+              spans.some((g) => g.name === 'gateway deliver message.created' && g.parentSpanId === p.spanId),
+          ),
+        );
+    await otlp.waitFor((spans) => traced(spans).length === 5);
+  });
 });
