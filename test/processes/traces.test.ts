@@ -124,13 +124,15 @@ describe('traces (OTEL_EXPORTER_OTLP_ENDPOINT set)', function () {
     const owner = new Client(api.url, env.config.bootstrapAdminKey!);
     const channel = expectOk(await owner.post('/api/v1/channels', { name: `shapes-${randomBytes(3).toString('hex')}` }), 201).data;
     const base = `/api/v1/channels/${channel.id}/messages`;
-    // Top-level posts outside a transaction go through the post batch (row-batch.ts), each with its own trace context.
-    const [root] = await Promise.all(['root', 'beside it', 'and another'].map(async (content) => expectOk(await owner.post(base, { content }), 201).data));
+    // Top-level posts outside a transaction go through the post batch (row-batch.ts): twenty at once share
+    // statements (axid_insert_message_…_batch_traced in the runs so far), each row with its own trace context.
+    const together = Array.from({ length: 20 }, (_, i) => `post ${i}`);
+    const [root] = await Promise.all(together.map(async (content) => expectOk(await owner.post(base, { content }), 201).data));
     expectOk(await owner.post(base, { content: 'reply', thread_id: root.id }), 201);
     expectOk(await owner.post(base, { content: 'thinking', streaming: true }), 201);
 
     const route = 'POST /api/v1/channels/:channel_id/messages';
-    // Each of the five requests (the only ones on this route) is the ancestor of the relay's publish of its
+    // Each of the requests (the only ones on this route) is the ancestor of the relay's publish of its
     // message.created, whose child is the gateway's delivery.
     const traced = (spans: ReceivedSpan[]) =>
       spans
@@ -143,6 +145,6 @@ describe('traces (OTEL_EXPORTER_OTLP_ENDPOINT set)', function () {
               spans.some((g) => g.name === 'gateway deliver message.created' && g.parentSpanId === p.spanId),
           ),
         );
-    await otlp.waitFor((spans) => traced(spans).length === 5);
+    await otlp.waitFor((spans) => traced(spans).length === together.length + 2);
   });
 });
