@@ -27,7 +27,7 @@ export async function startSdk(serviceName: string): Promise<Tracing> {
   const api = await import('@opentelemetry/api');
   const { NodeSDK } = await import('@opentelemetry/sdk-node');
   const { HttpInstrumentation } = await import('@opentelemetry/instrumentation-http');
-  const { KoaInstrumentation } = await import('@opentelemetry/instrumentation-koa');
+  const { KoaInstrumentation, KoaLayerType } = await import('@opentelemetry/instrumentation-koa');
   const { PgInstrumentation } = await import('@opentelemetry/instrumentation-pg');
   const { IORedisInstrumentation } = await import('@opentelemetry/instrumentation-ioredis');
   const { context, propagation, trace, ROOT_CONTEXT, SpanKind, SpanStatusCode } = api;
@@ -35,10 +35,10 @@ export async function startSdk(serviceName: string): Promise<Tracing> {
   process.env.OTEL_METRICS_EXPORTER ??= 'none';
   process.env.OTEL_LOGS_EXPORTER ??= 'none';
 
-  /** Overwrites the attributes among `keys` a span has with `value`. */
-  const overwrite = (span: InstanceType<typeof Object> & { setAttribute(k: string, v: string): unknown }, keys: string[], value: string) => {
-    const attributes = (span as { attributes?: Record<string, unknown> }).attributes ?? {};
-    for (const key of keys) if (key in attributes) span.setAttribute(key, value);
+  /** Overwrites the attributes among `keys` a span has (the SDK's spans show theirs) with `value`. */
+  const overwrite = (span: unknown, keys: string[], value: string) => {
+    const s = span as { attributes?: Record<string, unknown>; setAttribute(key: string, value: string): unknown };
+    for (const key of keys) if (key in (s.attributes ?? {})) s.setAttribute(key, value);
   };
 
   const sdk = new NodeSDK({
@@ -52,13 +52,13 @@ export async function startSdk(serviceName: string): Promise<Tracing> {
         applyCustomAttributesOnSpan(span, request) {
           if ('headers' in request) return; // an incoming request (IncomingMessage), not an outgoing one
           const out = request as ClientRequest;
-          overwrite(span as never, FULL_URL_ATTRIBUTES, `${out.protocol}//${out.host}`);
-          overwrite(span as never, PATH_ATTRIBUTES, '/');
-          overwrite(span as never, QUERY_ATTRIBUTES, '');
+          overwrite(span, FULL_URL_ATTRIBUTES, `${out.protocol}//${out.host}`);
+          overwrite(span, PATH_ATTRIBUTES, '/');
+          overwrite(span, QUERY_ATTRIBUTES, '');
         },
       }),
       // Router layers only: a span per middleware says nothing a request's span does not.
-      new KoaInstrumentation({ ignoreLayersType: ['middleware' as never] }),
+      new KoaInstrumentation({ ignoreLayersType: [KoaLayerType.MIDDLEWARE] }),
       new PgInstrumentation({ requireParentSpan: true }),
       // The command's name only: arguments hold events (message text) and keys.
       new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
@@ -137,9 +137,9 @@ export async function startSdk(serviceName: string): Promise<Tracing> {
       if (!span) return;
       span.updateName(`${method} ${route}`);
       span.setAttribute('http.route', route);
-      overwrite(span as never, PATH_ATTRIBUTES, route);
-      overwrite(span as never, FULL_URL_ATTRIBUTES, route);
-      overwrite(span as never, QUERY_ATTRIBUTES, '');
+      overwrite(span, PATH_ATTRIBUTES, route);
+      overwrite(span, FULL_URL_ATTRIBUTES, route);
+      overwrite(span, QUERY_ATTRIBUTES, '');
     },
     shutdown: () => sdk.shutdown(),
   };

@@ -24,7 +24,7 @@ function ancestry(spans: ReceivedSpan[], span: ReceivedSpan): ReceivedSpan[] {
 }
 
 describe('traces (OTEL_EXPORTER_OTLP_ENDPOINT set)', function () {
-  this.timeout(120_000);
+  this.timeout(180_000);
   let otlp: OtlpReceiver;
   let bot: Receiver;
   let env: TestEnv;
@@ -77,8 +77,8 @@ describe('traces (OTEL_EXPORTER_OTLP_ENDPOINT set)', function () {
     expect(res.status).to.equal(200);
 
     // Delivered on the stream (posted, then rendered by the worker) and to the subscription.
-    await stream.waitFor((f) => f.event === 'message.updated' && JSON.stringify(f.data).includes(attachmentText), 20_000);
-    const [delivery] = await bot.waitFor(1, (d) => d.body?.type === 'message.created');
+    await stream.waitFor((f) => f.event === 'message.updated' && JSON.stringify(f.data).includes(attachmentText), 40_000);
+    const [delivery] = await bot.waitFor(1, (d) => d.body?.type === 'message.created', 40_000);
 
     const isRequest = (s: ReceivedSpan) => s.service === 'axid-api' && s.name === 'POST /hooks/compat/:webhook_id';
     const named = (spans: ReceivedSpan[], traceId: string, name: string) => spans.find((s) => s.traceId === traceId && s.name === name);

@@ -69,7 +69,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     url,
     spans,
     bodies,
-    waitFor(found, ms = 20_000) {
+    waitFor(found, ms = 45_000) {
       return new Promise<void>((resolve, reject) => {
         const check = () => {
           if (!found(spans)) return;
