@@ -1,9 +1,15 @@
 // The one entrypoint: `ROLES` chooses what this process runs.
-import { ConfigError, loadConfig } from '../shared/config.js';
-import { createLogger } from '../shared/logger.js';
-import { startStack } from './stack.js';
+//
+// Tracing starts first, when OTEL_EXPORTER_OTLP_ENDPOINT asks for it, and
+// everything else is imported after it (config.ts too: it loads ioredis), so
+// the instrumentations patch koa, pg, ioredis and http as they load. Without
+// the variable nothing of OpenTelemetry is loaded (shared/tracing.ts).
+import { startTracing } from '../shared/tracing.js';
 
 async function main() {
+  const tracing = await startTracing('axid');
+  const { ConfigError, loadConfig } = await import('../shared/config.js');
+  const { createLogger } = await import('../shared/logger.js');
   let config;
   try {
     config = loadConfig();
@@ -17,6 +23,7 @@ async function main() {
   const log = createLogger(config.logLevel);
   let stack;
   try {
+    const { startStack } = await import('./stack.js');
     stack = await startStack(config, log);
   } catch (err) {
     log.fatal({ err: (err as Error).message }, 'axid could not start');
@@ -28,6 +35,8 @@ async function main() {
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
     await stack.close();
+    // The spans still buffered (the last requests', the shutdown's).
+    await tracing?.shutdown().catch(() => undefined);
     log.flush?.();
     process.exit(0);
   };

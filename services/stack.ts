@@ -115,9 +115,12 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
   const bounds = deps.embeddedDatabase ? undefined : { statementTimeoutMs: config.dbStatementTimeoutMs };
   const db = createDb(deps.databaseUrl, deps.embeddedDatabase ? 1 : 10, log, bounds);
   const redis = createRedis(deps.redisUrl, 'axid-commands', { autoPipelining: true, commandTimeoutMs: config.redisCommandTimeoutMs });
-  redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
-  const s3 = createS3Client(config, deps.s3Endpoint);
   const metrics = createMetrics();
+  redis.on('error', (err) => {
+    metrics.dependencyErrors.inc({ dependency: 'redis' });
+    log.debug({ err: err.message }, 'redis connection error');
+  });
+  const s3 = createS3Client(config, deps.s3Endpoint);
   const reads = new ReadRouting({
     primary: db,
     replicaUrls: deps.embeddedDatabase ? [] : config.databaseReadUrls,

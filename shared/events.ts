@@ -6,6 +6,7 @@ import { commitDeadline, type Db, type Knex } from './db/knex.js';
 import { serviceUnavailable } from './errors.js';
 import { LIVE_MAXLEN, liveKeyOf, type BusKeys } from './event-bus.js';
 import { answering, type RedisClient } from './redis.js';
+import { tracing } from './tracing.js';
 
 export const EVENT_TYPES = [
   'message.created',
@@ -143,7 +144,11 @@ function afterCommit(rt: EventSink, trx: Db, events: AxidEvent[]) {
 export async function recordEvents(rt: EventSink, trx: Db, events: AxidEvent[]): Promise<void> {
   if (events.length === 0) return;
   const commitBy = commitDeadline(trx);
-  await trx('outbox').insert(events.map((event) => ({ event: JSON.stringify(event), commit_by: commitBy })));
+  // The change's trace goes with its events (shared/tracing.ts), when tracing is on.
+  const traceContext = tracing ? tracing.active() : undefined;
+  await trx('outbox').insert(
+    events.map((event) => (traceContext ? { event: JSON.stringify(event), commit_by: commitBy, trace_context: traceContext } : { event: JSON.stringify(event), commit_by: commitBy })),
+  );
   afterCommit(rt, trx, events);
 }
 

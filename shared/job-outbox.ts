@@ -13,6 +13,7 @@ import { enqueueRecorded, type JobName, type JobPayloads } from './jobs.js';
 import { answering } from './redis.js';
 import type { Runtime } from './runtime.js';
 import { SerialRun } from './serial-run.js';
+import { tracing } from './tracing.js';
 
 const POLL_MS = 1000;
 const BATCH = 200;
@@ -31,7 +32,8 @@ export class JobOutboxPublisher {
   constructor(private readonly rt: Runtime) {}
 
   start(): void {
-    this.unsubscribe = this.rt.jobs.subscribe(() => void this.publish());
+    // Woken by a request's commit: its work is not the request's (its trace goes with each job instead).
+    this.unsubscribe = this.rt.jobs.subscribe(() => void (tracing ? tracing.detached(() => this.publish()) : this.publish()));
     this.poll();
   }
 
@@ -53,8 +55,8 @@ export class JobOutboxPublisher {
       // Not while Redis is away: the enqueue would wait in ioredis's offline queue.
       if (this.stopped || !answering(this.rt.redis)) return;
       const published = await this.rt.db.transaction(async (trx) => {
-        const rows: { id: number; name: JobName; payload: JobPayloads[JobName] }[] = await trx('job_outbox')
-          .select('id', 'name', 'payload')
+        const rows: { id: number; name: JobName; payload: JobPayloads[JobName]; trace_context: string | null }[] = await trx('job_outbox')
+          .select('id', 'name', 'payload', 'trace_context')
           .orderBy('id')
           .limit(BATCH)
           .forUpdate()

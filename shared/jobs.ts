@@ -10,6 +10,7 @@ import type { Runtime } from './runtime.js';
 import type { JobWakeups } from './job-wakeups.js';
 import type { Config } from './config.js';
 import type { FeatureLevel } from './feature-level.js';
+import { tracing, type TraceCarrier } from './tracing.js';
 
 export interface JobPayloads {
   /** Hash, sniff the type, read image dimensions and thumbnail an upload. */
@@ -109,9 +110,13 @@ export async function enqueue<N extends JobName>(rt: Runtime, name: N, payload: 
 }
 
 /** Puts recorded jobs on the queue in one round trip. */
-export async function enqueueRecorded(rt: Runtime, jobs: { name: JobName; payload: JobPayloads[JobName] }[]): Promise<void> {
+export async function enqueueRecorded(rt: Runtime, jobs: { name: JobName; payload: JobPayloads[JobName]; trace_context?: TraceCarrier | null }[]): Promise<void> {
   await queueOf(rt).addBulk(
-    jobs.map(({ name, payload }) => ({ name, data: payload, opts: { jobId: (JOB_IDS[name] as (p: unknown) => string)(payload) } })),
+    jobs.map(({ name, payload, trace_context }) => {
+      const id = (JOB_IDS[name] as (p: unknown) => string)(payload);
+      // The trace of the change that recorded the job, in BullMQ's field for it (the worker continues it).
+      return { name, data: payload, opts: trace_context ? { jobId: id, telemetry: { metadata: trace_context } } : { jobId: id } };
+    }),
   );
 }
 
@@ -121,7 +126,12 @@ export async function enqueueRecorded(rt: Runtime, jobs: { name: JobName; payloa
  */
 export async function recordJob<N extends JobName>(rt: { jobs: JobWakeups }, trx: Db, name: N, payload: JobPayloads[N]): Promise<void> {
   // Refused at commit past the time the client gives up (migration 011, shared/db/knex.ts commitDeadline).
-  await trx('job_outbox').insert({ name, payload: JSON.stringify(payload), commit_by: commitDeadline(trx) });
+  const traceContext = tracing ? tracing.active() : undefined;
+  await trx('job_outbox').insert(
+    traceContext
+      ? { name, payload: JSON.stringify(payload), commit_by: commitDeadline(trx), trace_context: traceContext }
+      : { name, payload: JSON.stringify(payload), commit_by: commitDeadline(trx) },
+  );
   const t = trx as Knex.Transaction;
   if (t.isTransaction && t.executionPromise) void t.executionPromise.then(() => rt.jobs.recorded(), () => undefined);
   else rt.jobs.recorded(); // autocommit: the insert was the commit

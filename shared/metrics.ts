@@ -41,6 +41,25 @@ export function createMetrics() {
       help: 'Events written to the Redis stream',
       registers: [registry],
     }),
+    // Outbox lag is time() minus the newest of these across processes: it
+    // grows while nothing publishes (Redis away, no relay elected), whatever
+    // the traffic (docs/operations.md, "Dashboards and alerts").
+    outboxCaughtUp: new client.Gauge({
+      name: 'axid_outbox_caught_up_timestamp_seconds',
+      help: 'When this process, as the elected relay, last had published every committed event (Unix seconds; 0 if never)',
+      registers: [registry],
+    }),
+    relayLeader: new client.Gauge({
+      name: 'axid_relay_leader',
+      help: '1 while this process is the elected outbox relay of its database',
+      registers: [registry],
+    }),
+    dependencyErrors: new client.Counter({
+      name: 'axid_dependency_errors_total',
+      help: 'Failures of a dependency: requests answered 503 because Postgres was unreachable or hung (postgres), errors of the Redis command connection (redis)',
+      labelNames: ['dependency'] as const,
+      registers: [registry],
+    }),
     dbReads: new client.Counter({
       name: 'axid_db_reads_total',
       help: 'Reads that could go to a read replica, by where they went (primary or replica) and why',

@@ -18,6 +18,8 @@ export interface GroupEntry {
   entryId: string;
   outboxId: string | null;
   event: AxidEvent;
+  /** Its trace context (field `t`: shared/tracing.ts), if it has one. */
+  trace?: string;
 }
 
 export interface StreamGroupReaderOptions {
@@ -140,6 +142,7 @@ function parse(stream: string, entryId: string, fields: string[] | null): GroupE
   if (!fields) return null;
   let event: AxidEvent | null = null;
   let outboxId: string | null = null;
+  let trace: string | undefined;
   for (let i = 0; i + 1 < fields.length; i += 2) {
     if (fields[i] === 'e') {
       try {
@@ -148,7 +151,8 @@ function parse(stream: string, entryId: string, fields: string[] | null): GroupE
         return null;
       }
     } else if (fields[i] === 'o') outboxId = fields[i + 1] as string;
+    else if (fields[i] === 't') trace = fields[i + 1] as string;
   }
   if (!event || typeof event.type !== 'string' || !event.to || typeof event.to.workspace_id !== 'string') return null;
-  return { stream, entryId, outboxId, event };
+  return trace ? { stream, entryId, outboxId, event, trace } : { stream, entryId, outboxId, event };
 }

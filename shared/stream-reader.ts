@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import type { AxidEvent } from './events.js';
 import type { Logger } from './logger.js';
 import { createRedis, type Redis } from './redis.js';
+import { tracing } from './tracing.js';
 
 export interface StreamReaderOptions {
   redisUrl: string;
@@ -29,8 +30,8 @@ export interface StreamReaderOptions {
   onEvent?: EntryListener;
 }
 
-/** `stream` is the index of the entry's stream in streamKeys. */
-export type EntryListener = (event: AxidEvent, entryId: string, stream: number) => void;
+/** `stream` is the index of the entry's stream in streamKeys; `trace` its trace context (field `t`), read only when tracing is on. */
+export type EntryListener = (event: AxidEvent, entryId: string, stream: number, trace: string | undefined) => void;
 
 const BATCH = 1000;
 
@@ -169,14 +170,21 @@ export class StreamReader {
       this.o.log.warn({ id }, 'event reader: skipped an entry without JSON event, type or address');
       return;
     }
+    const trace = tracing ? traceOf(fields) : undefined;
     for (const listener of this.listeners) {
       try {
-        listener(event, id, stream);
+        listener(event, id, stream, trace);
       } catch (err) {
         this.o.log.error({ err, id, type: event.type }, 'event reader: a listener failed');
       }
     }
   }
+}
+
+/** The trace context of a stream entry (field `t`, relay/event-stream.ts), if it has one. */
+export function traceOf(fields: string[]): string | undefined {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === 't') return fields[i + 1];
+  return undefined;
 }
 
 /** The event of a stream entry (field `e`), or null when it is not one. */

@@ -29,6 +29,8 @@ export interface BusEntry {
   durable: boolean;
   /** A membership change's copy on shard 0 (its home shard is another). */
   copy: boolean;
+  /** Its trace context, when tracing is on and it has one (shared/tracing.ts). */
+  trace?: string;
 }
 
 const ID_PATTERN = /^\d{1,16}-\d{1,16}$/;
@@ -172,10 +174,10 @@ export class GatewayBus {
       log: this.o.log,
       blockMs: this.o.blockMs,
     });
-    reader.subscribe((event, id, stream) => {
+    reader.subscribe((event, id, stream, trace) => {
       if (this.readers.get(index) !== reader) return; // stopped meanwhile
       const durable = stream === 0;
-      this.o.onEntry({ event, id, shard: index, durable, copy: durable && index === 0 && this.shards > 1 && homeShard(channelOf(event), this.shards) !== 0 });
+      this.o.onEntry({ event, id, shard: index, durable, copy: durable && index === 0 && this.shards > 1 && homeShard(channelOf(event), this.shards) !== 0, trace });
     });
     reader.start();
     this.readers.set(index, reader);

@@ -16,6 +16,7 @@ import { findKeyHolder } from '../core/users/users.store.js';
 import type {} from '../core/presenters.js';
 import { randomBytes } from 'node:crypto';
 import { publishEphemeral } from '../../shared/events.js';
+import { tracing } from '../../shared/tracing.js';
 import { channelOf, channelShard, homeShard } from '../../shared/event-bus.js';
 import { entryTime } from '../../shared/stream-reader.js';
 import { GatewayBus, formatPosition, parsePosition, startOf, type BusPosition } from './bus.js';
@@ -69,7 +70,10 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
         return;
       }
       // Counted once per event: a counter call per delivery shows in the profile.
-      metrics.delivered.inc(hub.route(entry.event));
+      if (entry.trace && tracing) {
+        const { event } = entry;
+        metrics.delivered.inc(tracing.run(`gateway deliver ${event.type}`, 'consumer', entry.trace, { 'axid.event.type': event.type }, () => hub.route(event)));
+      } else metrics.delivered.inc(hub.route(entry.event));
     },
   });
   const shardOf = (channelId: string) => channelShard(channelId, rt.bus.shards.length);
@@ -131,6 +135,8 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
   async function middleware(ctx: AppContext, next: Next): Promise<void> {
     if (ctx.path !== STREAM_PATH) return next();
     if (ctx.method !== 'GET') return next();
+    // Its own series in the request metrics (a stream lasts minutes: kept out of latency alerts) and its span's name.
+    ctx.state.route = STREAM_PATH;
     // Errors here (401, key_expired) are rendered as the JSON envelope.
     if (ctx.state.authFailure) throw ctx.state.authFailure;
     const actor = ctx.state.actor ?? (await authenticate(rt.db, bearerToken(ctx.get('authorization')), rt.access));

@@ -21,6 +21,7 @@ import type { Runtime } from '../../shared/runtime.js';
 import { StreamGroupReader } from '../../shared/stream-group-reader.js';
 import { deliver, deliveriesFor, deliveryJobId, retryDelay, type DeliveryJob } from '../core/event-subscriptions/event-subscriptions.delivery.js';
 import { closeWorker, jobsInFlight } from './close.js';
+import { tracing } from '../../shared/tracing.js';
 
 export const DELIVERY_QUEUE = 'event-deliveries';
 export const DELIVERY_GROUP = 'event-deliveries';
@@ -80,6 +81,13 @@ export async function startEventDeliveries(rt: Runtime, o: EventDeliveryOptions)
     registers: [rt.metrics.registry],
   });
 
+  const lag = new client.Histogram({
+    name: 'axid_event_delivery_lag_seconds',
+    help: 'From an event to its delivery to a subscription (2xx), retries included',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60, 300],
+    registers: [rt.metrics.registry],
+  });
+
   const queue = new Queue<DeliveryJob>(DELIVERY_QUEUE, {
     connection: rt.redis,
     prefix,
@@ -121,12 +129,18 @@ export async function startEventDeliveries(rt: Runtime, o: EventDeliveryOptions)
     }
     let result;
     try {
-      result = await deliver(rt, job.data, job.attemptsMade + 1);
+      const attempt = job.attemptsMade + 1;
+      // Its POST (instrumented http) is the span's child and carries the trace to the receiver.
+      result =
+        tracing && job.data.trace
+          ? await tracing.run(`event delivery ${job.data.event.type}`, 'consumer', job.data.trace, { 'axid.event.type': job.data.event.type, 'axid.delivery.attempt': attempt }, () => deliver(rt, job.data, attempt))
+          : await deliver(rt, job.data, attempt);
     } finally {
       await Promise.all(keys.map((key) => rt.redis.zrem(key, held)));
     }
     deliveries.inc({ outcome: result.outcome });
     if (result.durationMs !== undefined) latency.observe(result.durationMs / 1000);
+    if (result.outcome === 'delivered') lag.observe(Math.max(0, Date.now() - Date.parse(job.data.event.created_at)) / 1000);
     if (result.outcome === 'retry') throw new Error('delivery failed: retried later');
   };
   const worker = new Worker<DeliveryJob>(

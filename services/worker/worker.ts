@@ -9,6 +9,7 @@ import type { Runtime } from '../../shared/runtime.js';
 import { handlers as defaultHandlers } from '../core/jobs.js';
 import { startReconciler } from './reconcile.js';
 import { closeWorker, jobsInFlight } from './close.js';
+import { tracing } from '../../shared/tracing.js';
 
 export interface WorkerOptions {
   redisUrl: string;
@@ -61,9 +62,14 @@ export async function startWorker(rt: Runtime, o: WorkerOptions) {
     }
     rt.log.debug({ job: job.name, id: job.id, attempt }, 'job done');
   };
+  // A job recorded by a traced change continues its trace (jobs.ts: BullMQ's telemetry metadata).
+  const traced = (job: Job) => {
+    const parent = tracing ? job.opts.telemetry?.metadata : undefined;
+    return tracing && parent ? tracing.run(`job ${job.name}`, 'consumer', parent, { 'axid.job.name': job.name, 'axid.job.attempt': job.attemptsMade + 1 }, () => runJob(job)) : runJob(job);
+  };
   const worker = new Worker(
     QUEUE_NAME,
-    (job: Job) => running.track(runJob(job)),
+    (job: Job) => running.track(traced(job)),
     {
       connection,
       prefix: queuePrefix(rt.config),

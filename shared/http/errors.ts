@@ -42,6 +42,7 @@ export async function renderErrors(ctx: AppContext, next: Next): Promise<void> {
       ctx.state.rt.log.debug({ req_id: ctx.state.requestId, route: ctx.state.route }, 'client went away');
       appError = new AppError('validation_error', 'the request ended before it was read whole');
     }
+    if (!appError && isDependencyUnavailable(err)) ctx.state.rt.metrics.dependencyErrors.inc({ dependency: 'postgres' });
     appError ??= toAppError(err);
     if (!appError) {
       // The route's pattern, not its path: a path may hold a hook id (the logger redacts what slips through).

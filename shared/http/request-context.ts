@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Next } from 'koa';
 import type { Runtime } from '../runtime.js';
+import { tracing } from '../tracing.js';
 import type { AppContext } from './context.js';
 
 /** Outermost middleware: request id, the feature-level header, access log and metrics. */
@@ -37,6 +38,7 @@ export function requestContext(rt: Runtime) {
       const metric = seriesOf(ctx.method, route, status);
       metric.count.inc();
       metric.duration.observe(seconds);
+      if (tracing) tracing.nameRequest(ctx.method, route);
       if (accessLog) rt.log.debug({ req_id: ctx.state.requestId, method: ctx.method, route, status, ms: Math.round(seconds * 1000) }, 'request');
     }
   };

@@ -168,6 +168,7 @@ export function redisEventStream(redis: Redis, o: EventStreamOptions): EventStre
         for (const s of targets) {
           if (present.has(`${s}:${outboxId}`)) continue;
           const fields = targets.length > 1 ? ['e', row.event, 'o', outboxId, 'n', targets.length] : ['e', row.event, 'o', outboxId];
+          if (row.trace) fields.push('t', row.trace); // the trace context (shared/tracing.ts)
           multiFor(bus.shards[s]!.events).xadd(bus.shards[s]!.events, ...limit, id, ...fields);
         }
         if (ACCESS_EVENT_TYPES.has(row.type)) multiFor(accessStreamKey).xadd(accessStreamKey, 'MAXLEN', '~', ACCESS_STREAM_MAXLEN, '*', 'e', row.event, 'o', outboxId);

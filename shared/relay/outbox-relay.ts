@@ -20,9 +20,10 @@ import type { Metrics } from '../metrics.js';
 import type { BusKeys } from '../event-bus.js';
 import { createRedis, type Redis } from '../redis.js';
 import { SerialRun } from '../serial-run.js';
+import { tracing, type TraceSpan, type Tracing } from '../tracing.js';
 import { redisEventStream, type EventStream } from './event-stream.js';
 import { AdvisoryLockLeadership, SoleLeadership, type Leadership } from './leadership.js';
-import { outboxTable, type EventSource, type OutboxTable } from './outbox-table.js';
+import { outboxTable, type EventSource, type OutboxRow, type OutboxTable } from './outbox-table.js';
 import { RedisWakeups, type Wakeups } from './wakeups.js';
 
 export const RELAY_BATCH = 500;
@@ -40,7 +41,7 @@ export interface RelayParts {
   stream: EventStream;
   wakeups: Wakeups;
   log: Logger;
-  metrics: Pick<Metrics, 'eventsPublished'>;
+  metrics: Pick<Metrics, 'eventsPublished' | 'outboxCaughtUp' | 'relayLeader'>;
 }
 
 export class OutboxRelay {
@@ -107,7 +108,8 @@ export class OutboxRelay {
     this.drainScheduled = true;
     setImmediate(() => {
       this.drainScheduled = false;
-      void this.drain();
+      // Woken by a request's commit, but not part of its trace: each event's publish is (publishSpans).
+      void (tracing ? tracing.detached(() => this.drain()) : this.drain());
     });
   }
 
@@ -120,6 +122,7 @@ export class OutboxRelay {
         this.published = false;
         this.o.outbox.reset();
       }
+      this.o.metrics.relayLeader.set(this.o.leadership.held ? 1 : 0);
       if (this.o.leadership.held) await this.drain();
     } catch (err) {
       this.o.log.warn({ err }, 'outbox relay: campaign failed, retrying');
@@ -139,18 +142,28 @@ export class OutboxRelay {
       const rows = await outbox.next({ published: this.published, record, limit: RELAY_BATCH });
       this.published = false;
       if (record) this.recordedAt = Date.now();
-      if (rows.length === 0) return this.recordSoon();
+      if (rows.length === 0) return this.caughtUp();
       const fresh = this.onStream.size > 0 ? rows.filter((row) => !this.onStream.has(row.id)) : rows;
+      const spans = tracing && fresh.length > 0 ? publishSpans(tracing, fresh) : null;
       try {
         if (fresh.length > 0) await stream.publish(fresh);
       } catch (err) {
         this.checkStream = true;
+        if (spans) for (const span of spans) span.end(err);
         throw err;
       }
+      if (spans) for (const span of spans) span.end();
       this.published = true;
       this.o.metrics.eventsPublished.inc(fresh.length);
-      if (rows.length < RELAY_BATCH || this.stopped || !leadership.held) return this.recordSoon();
+      if (rows.length < RELAY_BATCH) return this.caughtUp();
+      if (this.stopped || !leadership.held) return this.recordSoon();
     }
+  }
+
+  /** Everything committed when the last read began is on the stream (the outbox lag metric). */
+  private caughtUp(): void {
+    this.o.metrics.outboxCaughtUp.set(Date.now() / 1000);
+    this.recordSoon();
   }
 
   /** Once the stream has it all: records the position with a read a little later, if no read records it first. */
@@ -161,6 +174,22 @@ export class OutboxRelay {
       void this.drain();
     }, RECORD_MS);
   }
+}
+
+/**
+ * A span per traced event published, child of the change that wrote it; the
+ * event goes on to the stream with the span's context (event-stream.ts `t`),
+ * so the gateway's delivery and the worker's work are its children.
+ */
+function publishSpans(t: Tracing, rows: OutboxRow[]): TraceSpan[] {
+  const spans: TraceSpan[] = [];
+  for (const row of rows) {
+    if (!row.trace) continue;
+    const span = t.start(`relay publish ${row.type}`, 'producer', row.trace, { 'axid.event.type': row.type, 'axid.event.seq': row.id });
+    row.trace = span.carrier;
+    spans.push(span);
+  }
+  return spans;
 }
 
 export interface RelayOptions {

@@ -28,6 +28,8 @@ export interface OutboxRow {
   event: string;
   /** The channel the event is about (shared/event-bus.ts channelOf: the shard is picked by it). */
   channelId: string | null;
+  /** The trace context of the change that wrote it (shared/tracing.ts), when it was traced. */
+  trace?: string | null;
 }
 
 /** `name`: run as a prepared statement where the connection allows. */
@@ -59,8 +61,8 @@ const PUBLISHED_AT = (snapshot: string) =>
 
 /**
  * A table whose rows are events themselves: SQL selecting `id` (from
- * event_seq), `type`, `event` (JSON text) and `channel_id` (text, the shard's
- * key) from its rows in the read window,
+ * event_seq), `type`, `event` (JSON text), `channel_id` (text, the shard's
+ * key) and `trace` (the row's trace_context) from its rows in the read window,
  * `FROM <table>, w WHERE inReadWindow(<xid column>) AND <id> > w.after`.
  */
 export type EventSource = string;
@@ -109,16 +111,16 @@ export function outboxTable(query: Query, sources: EventSource[] = []): OutboxTa
               SELECT done, target, after FROM relay_cursor WHERE $1::text IS NULL) p
     ), e AS (
       SELECT o.id, o.event->>'type' AS type, o.event::text AS event,
-             COALESCE(o.event->'to'->>'channel_id', o.event->'data'->'conversation'->>'id') AS channel_id
+             COALESCE(o.event->'to'->>'channel_id', o.event->'data'->'conversation'->>'id') AS channel_id, o.trace_context AS trace
         FROM outbox o, w WHERE ${inReadWindow('o.xid')} AND o.id > w.after
       ${sources.map((s) => `UNION ALL ${s}`).join('\n')}
       ORDER BY id LIMIT $5
     )
-    SELECT w.done::text AS done, w.target::text AS target, e.id, e.type, e.event, e.channel_id FROM w LEFT JOIN e ON true ORDER BY e.id`;
+    SELECT w.done::text AS done, w.target::text AS target, e.id, e.type, e.event, e.channel_id, e.trace FROM w LEFT JOIN e ON true ORDER BY e.id`;
 
   async function run(record: boolean, limit: number): Promise<OutboxRow[]> {
     const from = published;
-    const rows = await query<{ done: string; target: string; id: string | null; type: string; event: string; channel_id: string | null }>(statement, [
+    const rows = await query<{ done: string; target: string; id: string | null; type: string; event: string; channel_id: string | null; trace: string | null }>(statement, [
       from?.done ?? null,
       from?.target ?? null,
       from?.after ?? '0',
@@ -128,7 +130,7 @@ export function outboxTable(query: Query, sources: EventSource[] = []): OutboxTa
     if (record) recorded = true;
     const head = rows[0];
     if (!head) throw new Error('relay_cursor has no row');
-    const events = rows.filter((r) => r.id !== null).map((r) => ({ id: Number(r.id), type: r.type, event: r.event, channelId: r.channel_id }));
+    const events = rows.filter((r) => r.id !== null).map((r) => ({ id: Number(r.id), type: r.type, event: r.event, channelId: r.channel_id, trace: r.trace }));
     // A full read leaves the rest of its snapshot for the next ones.
     read =
       events.length < limit

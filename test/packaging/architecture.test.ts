@@ -60,8 +60,9 @@ describe('architecture rules (dependency-cruiser)', function () {
 
   it('loads the roles lazily: a gateway-only process loads neither sharp nor BullMQ, a worker both', function () {
     const graph = cruiseAll(repoRoot);
+    // services/main.ts imports the stack once tracing is started (or not), and
     // ROLES=gateway loads the stack, then imports the gateway (services/stack.ts).
-    const main = packagesLoadedBy(graph, 'services/main.ts');
+    const main = packagesLoadedBy(graph, 'services/stack.ts');
     expect(main).to.include.members(['koa', 'ioredis', 'knex']);
     const gateway = packagesLoadedBy(graph, 'services/gateway/gateway.ts');
     for (const heavy of ['sharp', 'bullmq']) {
@@ -69,6 +70,20 @@ describe('architecture rules (dependency-cruiser)', function () {
       expect(gateway, 'services/gateway/gateway.ts').not.to.include(heavy);
     }
     expect(packagesLoadedBy(graph, 'services/worker/worker.ts')).to.include.members(['sharp', 'bullmq']);
+  });
+
+  it('loads nothing of OpenTelemetry unless traces are asked for: only shared/tracing.ts imports the SDK module, dynamically', function () {
+    const graph = cruiseAll(repoRoot);
+    const isOtel = (resolved: string) => resolved.startsWith('node_modules/@opentelemetry/');
+    // What every role loads at start: the entrypoint, the stack and each role's module.
+    for (const entry of ['services/main.ts', 'services/stack.ts', 'services/gateway/gateway.ts', 'services/worker/worker.ts', 'services/worker/event-deliveries.ts', 'services/api/routes.ts']) {
+      expect(packagesLoadedBy(graph, entry).filter((p) => p.startsWith('@opentelemetry/')), entry).to.deep.equal([]);
+    }
+    // No module of ours imports OpenTelemetry statically, and only the SDK module imports it at all.
+    const importers = (test: (resolved: string) => boolean) =>
+      graph.modules.filter((m) => m.dependencies.some((d) => test(d.resolved))).map((m) => ({ source: m.source, dynamic: m.dependencies.filter((d) => test(d.resolved)).every((d) => d.dynamic) }));
+    expect(importers(isOtel)).to.deep.equal([{ source: 'shared/tracing-sdk.ts', dynamic: true }]);
+    expect(importers((r) => r === 'shared/tracing-sdk.ts')).to.deep.equal([{ source: 'shared/tracing.ts', dynamic: true }]);
   });
 
   it('reports a role importing another role, core importing a role, shared importing a service, a role importing the composition and a cycle', function () {

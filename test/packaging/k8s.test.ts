@@ -9,10 +9,11 @@
 // either the overlay suites fail and say so.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as models from 'kubernetes-models';
+import * as prometheusOperator from '@kubernetes-models/prometheus-operator';
 import { parse, parseAllDocuments } from 'yaml';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -20,6 +21,7 @@ type Obj = Record<string, any>;
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const OVERLAYS_DIR = join(ROOT, 'k8s', 'overlays');
+const COMPONENTS_DIR = join(ROOT, 'k8s', 'components');
 const ROLES = ['api', 'gateway', 'worker'] as const;
 const APP_PORT = 3000;
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'ReplicaSet', 'Pod']);
@@ -94,7 +96,8 @@ function modelFor(apiVersion: string, kind: string): ModelClass | undefined {
     .split(/[.-]/)
     .map((part, i) => (i === 0 ? part : part.charAt(0).toUpperCase() + part.slice(1)))
     .join('');
-  const root = models as unknown as Record<string, Record<string, Record<string, unknown>> | undefined>;
+  // The Prometheus Operator's kinds (ServiceMonitor, PrometheusRule) from its models package.
+  const root = { ...models, ...prometheusOperator } as unknown as Record<string, Record<string, Record<string, unknown>> | undefined>;
   const versions = group === '' ? root : root[groupKey];
   const ns = versions?.[version] as Record<string, unknown> | undefined;
   const cls = ns?.[kind];
@@ -524,9 +527,71 @@ describe('k8s manifests', function () {
           }
         });
 
+        it('includes the monitoring component: a ServiceMonitor on every role\'s metrics port and the alert rules', function () {
+          const monitor = one(all, 'ServiceMonitor', 'axid');
+          for (const role of ROLES) {
+            const svc = one(all, 'Service', `axid-${role}`);
+            expect(matchesSelector(svc.metadata.labels, monitor.spec.selector), `the ServiceMonitor selects ${id(svc)}`).to.equal(true);
+            for (const endpoint of monitor.spec.endpoints as Obj[]) {
+              expect((svc.spec.ports as Obj[]).map((p) => p.name), `${id(svc)} has the port ${endpoint.port as string}`).to.include(endpoint.port);
+              expect(endpoint.path).to.equal('/metrics');
+            }
+          }
+          const rules = parse(readFileSync(join(ROOT, 'infra/prometheus/rules.yaml'), 'utf8')) as Obj;
+          expect(one(all, 'PrometheusRule', 'axid').spec).to.deep.equal(rules);
+        });
+
       }
     });
   }
+});
+
+// ------------------------------------------------------------- components --
+
+/** Renders the base with `components` (k8s/components/<name>) through a kustomization in a temporary folder of the repository. */
+function renderWithComponents(components: string[]): Obj[] {
+  const render = kustomizeRenderer();
+  if (!render) throw new Error('rendering needs kubectl (kubectl kustomize) or kustomize on PATH');
+  const dir = mkdtempSync(join(ROOT, 'k8s', '.components-test-'));
+  try {
+    writeFileSync(
+      join(dir, 'kustomization.yaml'),
+      `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: axid\nresources:\n  - ../base\ncomponents:\n${components.map((c) => `  - ../components/${c}\n`).join('')}`,
+    );
+    return parseDocs(render(dir), dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('k8s components', function () {
+  this.timeout(60_000);
+
+  it('has the monitoring and gateway-streams-hpa components', function () {
+    expect(readdirSync(COMPONENTS_DIR).sort()).to.deep.equal(['gateway-streams-hpa', 'monitoring']);
+  });
+
+  it('scales the gateway on open streams per pod (a Pods metric the adapter rule exposes) beside CPU', function () {
+    const all = renderWithComponents(['monitoring', 'gateway-streams-hpa']);
+    for (const r of all) {
+      const Model = modelFor(r.apiVersion as string, r.kind as string);
+      expect(Model, `${id(r)} has a schema`).to.not.equal(undefined);
+      new Model!(normalizeForSchema(r)).validate();
+    }
+    const hpa = one(all, 'HorizontalPodAutoscaler', 'axid-gateway');
+    const metrics = hpa.spec.metrics as Obj[];
+    expect(metrics.some((m) => m.type === 'Resource' && m.resource?.name === 'cpu'), 'still on CPU').to.equal(true);
+    const streams = metrics.find((m) => m.type === 'Pods');
+    expect(streams?.pods.metric.name).to.equal('axid_sse_connections');
+    expect(streams?.pods.target.type).to.equal('AverageValue');
+    // The other tiers keep their metrics.
+    expect((one(all, 'HorizontalPodAutoscaler', 'axid-api').spec.metrics as Obj[]).map((m) => m.type)).to.deep.equal(['Resource']);
+    // prometheus-adapter's rule names the same metric, per pod, from the series the ServiceMonitor scrapes.
+    const adapter = parse(readFileSync(join(ROOT, 'infra/prometheus/adapter-rules.yaml'), 'utf8')) as Obj;
+    const rule = (adapter.rules.custom as Obj[]).find((r) => r.name?.as === 'axid_sse_connections');
+    expect(rule?.seriesQuery).to.match(/^axid_sse_connections\{/);
+    expect(rule?.resources.overrides.pod.resource).to.equal('pod');
+  });
 });
 
 // ------------------------------------------- image, compose, example Secret --

@@ -133,7 +133,7 @@ function relayWith(over: { outbox?: MemoryOutbox; stream?: MemoryStream } = {}) 
     wakeups: new FakeWakeups(),
     ...over,
   };
-  const metrics = { eventsPublished: { inc: (n = 1) => void (published.count += n) } } as unknown as RelayParts['metrics'];
+  const metrics = { eventsPublished: { inc: (n = 1) => void (published.count += n) }, outboxCaughtUp: { set() {} }, relayLeader: { set() {} } } as unknown as RelayParts['metrics'];
   const relay = new OutboxRelay({ ...parts, log: createLogger('silent'), metrics });
   return { relay, published, ...parts };
 }

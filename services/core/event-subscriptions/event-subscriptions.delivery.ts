@@ -29,6 +29,8 @@ export interface DeliveryJob {
     to: AxidEvent['to'];
     data: AxidEvent['data'];
   };
+  /** The event's trace context (shared/tracing.ts): the delivery's span joins the trace of the change. */
+  trace?: string;
 }
 
 /** The event id receivers deduplicate on. */
@@ -68,6 +70,7 @@ export async function deliveriesFor(rt: Runtime, entries: GroupEntry[]): Promise
       subscriptionId: sub.id,
       ownerId: sub.user_id,
       event: { id: eventIdOf(entry), type: entry.event.type, created_at: new Date(entryTime(entry.entryId)).toISOString(), to: entry.event.to, data: entry.event.data },
+      ...(entry.trace ? { trace: entry.trace } : {}),
     }));
 }
 

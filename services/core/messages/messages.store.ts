@@ -4,6 +4,7 @@ import type { JsonPage } from '../../../shared/http/envelope.js';
 import { existsAt, type FeatureLevel } from '../../../shared/feature-level.js';
 import { BOTH_WAYS } from './messages.schemas.js';
 import { inReadWindow, type EventSource } from '../../../shared/relay/outbox-table.js';
+import { tracing } from '../../../shared/tracing.js';
 import { messageFieldsAt, type MessageField, type MessageRow, type ReactionSummary } from './messages.presenter.js';
 import { CARRIED_FILE_ID, CARRIES_A_FILE } from '../../../shared/db/migrations/120_file_carriers.js';
 import { isUuid } from '../../../shared/ids.js';
@@ -45,15 +46,23 @@ export type NewMessage = Omit<MessageRow, 'seq' | 'edited_at' | 'reply_count' | 
 // the time the client gave up (migration 010; the outbox row's otherwise).
 const MESSAGE_INSERT_COLUMNS = `id, workspace_id, channel_id, author_id, thread_id, content, content_json, metadata,
                               card_origin, mentioned_user_ids, display, webhook_id, created_at, streaming, streaming_at, event_xid, commit_by`;
+/**
+ * With tracing on, a traced post's statement also writes its trace context
+ * (migration 160): `$16`, or `$17` after a streamed reply's event JSON. A post
+ * without one keeps the statement it had.
+ */
+const TRACED_COLUMNS = `${MESSAGE_INSERT_COLUMNS}, trace_context`;
+const traceParam = (ownEvent: boolean) => (ownEvent ? 16 : 17);
 /** The inserted values: `$n` of a single post, or column n of a batch's rows (`r.vn`, below). */
-const messageInsertValues = (ownEvent: boolean, v: (n: number) => string = (n) => `$${n}`) =>
+const messageInsertValues = (ownEvent: boolean, v: (n: number) => string = (n) => `$${n}`, traced = false) =>
   `${v(1)}::uuid, ${v(2)}::uuid, ${v(3)}::uuid, ${v(4)}::uuid, ${v(5)}::uuid, ${v(6)}, ${v(7)}::json, ${v(8)}::json, ${v(9)}, ${v(10)}::uuid[], ${v(11)}::json, ${v(12)}::text, ${v(13)}::timestamptz,
-   ${v(15)}::boolean, CASE WHEN ${v(15)}::boolean THEN ${v(13)}::timestamptz END, ${ownEvent ? `pg_current_xact_id(), ${v(14)}::timestamptz` : 'NULL, NULL'}`;
+   ${v(15)}::boolean, CASE WHEN ${v(15)}::boolean THEN ${v(13)}::timestamptz END, ${ownEvent ? `pg_current_xact_id(), ${v(14)}::timestamptz` : 'NULL, NULL'}${traced ? `, ${v(traceParam(ownEvent))}::text` : ''}`;
 /** The SQL array type each value of a post is sent in by a batch (one array per value, a row per post). */
 const BATCH_ARRAY_TYPES = ['uuid', 'uuid', 'uuid', 'uuid', 'uuid', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'timestamptz', 'timestamptz', 'boolean'];
 /** A batch's rows, in the order they were added (seq is taken in that order). */
-const BATCH_ROWS = `unnest(${BATCH_ARRAY_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})
-         WITH ORDINALITY AS r(${BATCH_ARRAY_TYPES.map((_, i) => `v${i + 1}`).join(', ')}, n)`;
+const TRACED_BATCH_ARRAY_TYPES = [...BATCH_ARRAY_TYPES, 'text'];
+const batchRows = (types: string[]) => `unnest(${types.map((type, i) => `$${i + 1}::${type}[]`).join(', ')})
+         WITH ORDINALITY AS r(${types.map((_, i) => `v${i + 1}`).join(', ')}, n)`;
 /** A streamed reply's event row ($16: the event's JSON). */
 const OUTBOX_ROW = 'INSERT INTO outbox (event, commit_by) SELECT $16::jsonb, $14::timestamptz';
 
@@ -72,16 +81,19 @@ interface PostShape {
   ownEvent: boolean;
   /** Write the message's search words (level 3: services/core/search). */
   search: boolean;
+  /** Write its trace context too (tracing on, shared/tracing.ts). */
+  traced?: boolean;
 }
 
-function postStatement({ reply, batch = false, ownEvent, search }: PostShape): PreparedStatement {
-  const name = `axid_insert_${reply ? 'reply' : 'message'}${ownEvent ? '' : '_outbox'}${search ? '_search' : ''}${batch ? '_batch' : ''}`;
-  const values = batch ? messageInsertValues(ownEvent, (n) => `r.v${n}`) : messageInsertValues(ownEvent);
-  const rows = batch ? `SELECT ${values} FROM ${BATCH_ROWS} ORDER BY r.n` : `VALUES (${values})`;
-  if (!reply && ownEvent && !search) return { name, text: `INSERT INTO messages (${MESSAGE_INSERT_COLUMNS}) ${rows}` };
+function postStatement({ reply, batch = false, ownEvent, search, traced = false }: PostShape): PreparedStatement {
+  const name = `axid_insert_${reply ? 'reply' : 'message'}${ownEvent ? '' : '_outbox'}${search ? '_search' : ''}${batch ? '_batch' : ''}${traced ? '_traced' : ''}`;
+  const values = batch ? messageInsertValues(ownEvent, (n) => `r.v${n}`, traced) : messageInsertValues(ownEvent, undefined, traced);
+  const rows = batch ? `SELECT ${values} FROM ${batchRows(traced ? TRACED_BATCH_ARRAY_TYPES : BATCH_ARRAY_TYPES)} ORDER BY r.n` : `VALUES (${values})`;
+  const columns = traced ? TRACED_COLUMNS : MESSAGE_INSERT_COLUMNS;
+  if (!reply && ownEvent && !search) return { name, text: `INSERT INTO messages (${columns}) ${rows}` };
   const parts = [
     `m AS (
-       INSERT INTO messages (${MESSAGE_INSERT_COLUMNS})
+       INSERT INTO messages (${columns})
        ${reply ? `SELECT ${values} WHERE EXISTS (SELECT 1 FROM messages r WHERE r.id = $5::uuid AND r.channel_id = $3::uuid AND r.thread_id IS NULL)` : rows}
        RETURNING id, workspace_id, channel_id, seq, thread_id, created_at, content
      )`,
@@ -106,14 +118,15 @@ function postStatement({ reply, batch = false, ownEvent, search }: PostShape): P
        SELECT id, workspace_id, channel_id, seq, axid_search_vector(content) FROM m
      )`);
   }
-  const last = ownEvent ? 'SELECT 1 AS inserted FROM m' : `${OUTBOX_ROW} FROM m RETURNING 1 AS inserted`;
+  const outboxRow = traced ? `INSERT INTO outbox (event, commit_by, trace_context) SELECT $16::jsonb, $14::timestamptz, $17::text` : OUTBOX_ROW;
+  const last = ownEvent ? 'SELECT 1 AS inserted FROM m' : `${outboxRow} FROM m RETURNING 1 AS inserted`;
   return { name, text: `WITH ${parts.join(', ')}
      ${last}` };
 }
 
 const STATEMENTS = new Map<string, PreparedStatement>();
 const statementFor = (shape: PostShape) => {
-  const key = `${+shape.reply}${+(shape.batch ?? false)}${+shape.ownEvent}${+shape.search}`;
+  const key = `${+shape.reply}${+(shape.batch ?? false)}${+shape.ownEvent}${+shape.search}${+(shape.traced ?? false)}`;
   let statement = STATEMENTS.get(key);
   if (!statement) STATEMENTS.set(key, (statement = postStatement(shape)));
   return statement;
@@ -149,31 +162,38 @@ export async function insertMessage(db: Knex, m: NewMessage, eventJson: string |
     commitDeadline(db),
     m.streaming,
   ];
+  const traceContext = tracing ? tracing.active() : undefined;
   if (eventJson === null && m.thread_id === null && !db.isTransaction) {
-    await postBatchOf(db, search).add(values);
+    if (traceContext) values.push(traceContext);
+    await postBatchOf(db, search, traceContext !== undefined).add(values);
     return true;
   }
   if (eventJson !== null) values.push(eventJson);
-  const statement = statementFor({ reply: m.thread_id !== null, ownEvent: eventJson === null, search });
+  if (traceContext) values.push(traceContext);
+  const statement = statementFor({ reply: m.thread_id !== null, ownEvent: eventJson === null, search, traced: traceContext !== undefined });
   // Every shape's last part counts the message: the INSERT itself, or a row per inserted message.
   const { rowCount } = await runPrepared(db, statement, values);
   return rowCount === 1;
 }
 
-/** A post's statement values, $1 to $15 (and $16, a streamed reply's event). */
+/** A post's statement values, $1 to $15 (then a streamed reply's event, then a traced post's trace context). */
 type PostValues = (string | boolean | null)[];
 
-const postBatches = [false, true].map((search) => {
-  const single = statementFor({ reply: false, ownEvent: true, search });
-  const batch = statementFor({ reply: false, batch: true, ownEvent: true, search });
-  const writers: RowWriters<PostValues> = {
-    // One array per value, each row's value at the row's place.
-    many: async (pool, rows) => void (await runPrepared(pool, batch, BATCH_ARRAY_TYPES.map((_, i) => rows.map((row) => row[i])))),
-    one: async (pool, row) => void (await runPrepared(pool, single, row)),
-  };
-  return batchesPerPool<PostValues>((db) => new RowBatch(db, writers));
-});
-const postBatchOf = (db: Knex, search: boolean) => postBatches[+search]!(db);
+const postBatches = [false, true].flatMap((traced) =>
+  [false, true].map((search) => {
+    const single = statementFor({ reply: false, ownEvent: true, search, traced });
+    const batch = statementFor({ reply: false, batch: true, ownEvent: true, search, traced });
+    const types = traced ? TRACED_BATCH_ARRAY_TYPES : BATCH_ARRAY_TYPES;
+    const writers: RowWriters<PostValues> = {
+      // One array per value, each row's value at the row's place.
+      many: async (pool, rows) => void (await runPrepared(pool, batch, types.map((_, i) => rows.map((row) => row[i])))),
+      one: async (pool, row) => void (await runPrepared(pool, single, row)),
+    };
+    return batchesPerPool<PostValues>((db) => new RowBatch(db, writers));
+  }),
+);
+/** Traced posts (tracing on) share batches of their own. */
+const postBatchOf = (db: Knex, search: boolean, traced: boolean) => postBatches[2 * +traced + +search]!(db);
 
 /**
  * A JSON array as text, written as JSON.stringify writes one (json_agg adds
@@ -235,7 +255,7 @@ export const messageCreatedEvents = (level: FeatureLevel): EventSource => `
   SELECT m.seq AS id, 'message.created' AS type,
          '{"type":"message.created","to":{"scope":"channel","workspace_id":"' || m.workspace_id || '","channel_id":"' || m.channel_id ||
          '"},"data":{"message":' || ${messageJson(level, { ...MESSAGE_FIELD_SQL, thread: 'NULL::json', reactions: `'[]'::json` })}::text || '}}' AS event,
-         m.channel_id::text AS channel_id
+         m.channel_id::text AS channel_id, m.trace_context AS trace
     FROM messages m, w WHERE ${inReadWindow('m.event_xid')} AND m.seq > w.after`;
 
 /**

@@ -26,6 +26,7 @@ import * as derivedCredentials from './101_derived_credentials.js';
 import * as streamedReplyAppends from './110_streamed_reply_appends.js';
 import * as fileCarriers from './120_file_carriers.js';
 import * as auditLogRetention from './140_audit_log_retention.js';
+import * as traceContext from './160_trace_context.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '110_streamed_reply_appends': streamedReplyAppends,
   '120_file_carriers': fileCarriers,
   '140_audit_log_retention': auditLogRetention,
+  '160_trace_context': traceContext,
 };
