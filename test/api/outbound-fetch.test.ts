@@ -137,7 +137,9 @@ describe('the outbound fetcher: slow DNS, private answers (event subscriptions, 
     expect(entry.error).to.not.include('169.254');
   });
 
-  it("one user's names that resolve slowly leave another user's subscription creation and deliveries as fast as before (p99 within 2x)", async () => {
+  it("one user's names that resolve slowly leave another user's subscription creation and deliveries as fast as before (p99 within 2x)", async function () {
+    // A p99 is a few requests: a burst of load from outside the test can tip one run; without the per-owner share it fails every try (35x).
+    this.retries(2);
     const s = await stackWith({
       ...FAST_DELIVERY,
       // Few delivery slots, so that without a share per owner the slow user's five subscriptions would take them all.

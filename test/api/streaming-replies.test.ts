@@ -132,6 +132,8 @@ describe('streamed agent replies (level 3)', () => {
 
   it("keeps another user's requests beside heavy appends to 38 KB replies as fast as beside the same appends to small ones (p99 within 2x)", async function () {
     this.timeout(180_000);
+    // A p99 of 200 samples is a few requests: a burst of load from outside the test can tip one run; a real regression (3.5x before) fails every try.
+    this.retries(2);
     const other = await ws.user();
     const channelId = await newChannel();
     const base = `/api/v1/channels/${channelId}/messages`;
