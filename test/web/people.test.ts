@@ -3,27 +3,10 @@
 // conversation), profile and avatar seen live by the other person, a group DM
 // of three, a channel renamed, and an axe-core check of each main screen.
 // Found by role and accessible name, two people and a bot.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { expect } from 'chai';
-import type { Page } from 'playwright-core';
 import { uploadFile } from '../support/files.js';
 import { newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
-import { screenshot, signedIn, suiteBrowser } from './browser.js';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** axe-core run in the page (evaluated through the debugging protocol, so the CSP stays as it is): serious or critical violations. */
-async function axeProblems(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
-  const result = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run(o: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run({
-      resultTypes: ['violations'],
-    });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
-  });
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.targets.join(', ')}`);
-}
+import { axeProblems, screenshot, signedIn, suiteBrowser } from './browser.js';
 
 async function channelWith(ws: TestWorkspace, members: string[] = [], body: Record<string, unknown> = {}) {
   const res = await ws.owner.post('/api/v1/channels', { name: uniqueName('ch'), ...body });

@@ -1,0 +1,59 @@
+// The web app, round three (issue 34): dialogs opened from a message drawn
+// above the list (not inside its row), mentions that keep the message's
+// markdown, focus and Tab stops, and the emoji data loaded only when needed.
+// Found by role and accessible name, against the production build.
+import { expect } from 'chai';
+import type { Page } from 'playwright-core';
+import { newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
+import { axeProblems, screenshot, signedIn, suiteBrowser } from './browser.js';
+
+async function channelWith(ws: TestWorkspace, members: string[] = [], body: Record<string, unknown> = {}) {
+  const res = await ws.owner.post('/api/v1/channels', { name: uniqueName('ch'), ...body });
+  expect(res.status, JSON.stringify(res.body)).to.equal(201);
+  for (const id of members) expect((await ws.owner.post(`/api/v1/channels/${res.body.data.id}/members`, { user_id: id })).status).to.equal(201);
+  return res.body.data as { id: string; name: string };
+}
+
+async function post(ws: TestWorkspace, channelId: string, content: string) {
+  const res = await ws.owner.post(`/api/v1/channels/${channelId}/messages`, { content });
+  expect(res.status, JSON.stringify(res.body)).to.equal(201);
+  return res.body.data as { id: string };
+}
+
+const article = (page: Page, text: string | RegExp) => page.getByRole('article', { name: typeof text === 'string' ? new RegExp(`: ${text}$`) : text });
+
+describe('web app: round three', function () {
+  this.timeout(90_000);
+  const b = suiteBrowser();
+
+  it('adds a reaction picked on a message in the middle of a long list to that message, from a picker drawn above the list', async () => {
+    const ws = await newWorkspace();
+    const ch = await channelWith(ws);
+    const ids: string[] = [];
+    for (let i = 1; i <= 30; i++) ids.push((await post(ws, ch.id, `message number ${i}`)).id);
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const page = app.page;
+    await article(page, 'message number 30').waitFor();
+    // The last few are on screen; one that has messages below it.
+    const target = article(page, 'message number 26');
+    await target.hover();
+    await target.getByRole('button', { name: 'Add reaction' }).click();
+    const picker = page.getByRole('dialog', { name: 'Emoji' });
+    await picker.getByRole('searchbox', { name: 'Search emoji' }).fill('tada');
+    // The picker is drawn at the page's root, above every row.
+    expect(await picker.evaluate((d) => d.closest('.timeline') === null && d.closest('article') === null)).to.equal(true);
+    // Nothing is drawn over it: the point at the emoji's centre is the emoji.
+    const emoji = picker.getByRole('button', { name: 'party popper' });
+    expect(await emoji.evaluate((el) => {
+      const r = el.getBoundingClientRect();
+      return el.contains(document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
+    })).to.equal(true);
+    await emoji.click();
+    await target.getByRole('button', { name: /🎉/ }).waitFor();
+    const reactions = await ws.owner.get(`/api/v1/channels/${ch.id}/messages?limit=50`);
+    const withReactions = (reactions.body.data as { id: string; reactions: { emoji: string }[] }[]).filter((m) => m.reactions.length);
+    expect(withReactions.map((m) => m.id)).to.deep.equal([ids[25]]);
+    await screenshot(page, 'reaction-mid-list');
+    app.assertClean();
+  });
+});
