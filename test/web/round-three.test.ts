@@ -56,4 +56,34 @@ describe('web app: round three', function () {
     await screenshot(page, 'reaction-mid-list');
     app.assertClean();
   });
+
+  it('keeps the markdown and line breaks of a message with a mention', async () => {
+    const ws = await newWorkspace();
+    const bob = { name: uniqueName('bob'), id: '' };
+    bob.id = (await ws.user({ name: bob.name })).id;
+    const ch = await channelWith(ws, [bob.id]);
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const page = app.page;
+    const composer = page.getByLabel(`Message #${ch.name}`);
+    await composer.pressSequentially(`@${bob.name.slice(0, 4)}`);
+    await page.getByRole('option', { name: new RegExp(bob.name) }).click();
+    await composer.pressSequentially('please look at **this part** and `npm test`');
+    await composer.press('Shift+Enter');
+    await composer.pressSequentially('then _reply_');
+    await composer.press('Enter');
+    const sent = page.locator('article.message[data-state="sent"]', { hasText: 'please look' });
+    await sent.waitFor();
+    const body = sent.locator('.body');
+    expect(await body.locator('.mention').innerText()).to.equal(`@${bob.name}`);
+    expect(await body.locator('strong').innerText()).to.equal('this part');
+    expect(await body.locator('code').innerText()).to.equal('npm test');
+    expect(await body.locator('em').innerText()).to.equal('reply');
+    expect(await body.locator('br').count()).to.equal(1);
+    expect(await body.innerText()).to.match(/npm test\s*\n\s*then reply/);
+    expect(await body.innerText()).to.not.include('**');
+    // The server knows who was mentioned.
+    const stored = await ws.owner.get(`/api/v1/channels/${ch.id}/messages`);
+    expect(stored.body.data[0].mentioned_user_ids).to.deep.equal([bob.id]);
+    app.assertClean();
+  });
 });

@@ -2,11 +2,10 @@
 // markdown-it with raw HTML off, then DOMPurify with the one link rule of
 // lib/links.ts, as a second defence. content_json never goes through here.
 import DOMPurify from 'dompurify';
-import MarkdownIt from 'markdown-it';
 import { emojiLoaded, hasShortcode, replaceShortcodes } from '../lib/emoji.js';
 import { safeUrl } from '../lib/links.js';
+import { md } from '../lib/markdown.js';
 
-const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
 // markdown-it's own link check allows http: and data:image; ours is stricter and runs in the hook below.
 
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
