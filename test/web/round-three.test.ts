@@ -86,4 +86,79 @@ describe('web app: round three', function () {
     expect(stored.body.data[0].mentioned_user_ids).to.deep.equal([bob.id]);
     app.assertClean();
   });
+
+  it('puts the caret in the new conversation after Ctrl+K and Enter', async () => {
+    const ws = await newWorkspace();
+    const one = await channelWith(ws);
+    const two = await channelWith(ws);
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${one.id}`);
+    const page = app.page;
+    // From a button of the sidebar and from the page itself.
+    for (const [start, to] of [['sidebar', two], ['page', one]] as const) {
+      if (start === 'sidebar') await page.getByRole('button', { name: /Jump to/ }).focus();
+      else await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+      await page.keyboard.press('Control+k');
+      const input = page.getByRole('dialog', { name: 'Jump to a conversation' }).getByRole('combobox');
+      await input.pressSequentially(to.name);
+      await page.getByRole('option', { name: `#${to.name}` }).and(page.locator('[aria-selected="true"]')).waitFor();
+      await input.press('Enter');
+      await page.getByRole('heading', { name: `#${to.name}` }).waitFor();
+      await page.keyboard.type(`typed after jumping from the ${start}`);
+      expect(await page.getByLabel(`Message #${to.name}`).inputValue()).to.equal(`typed after jumping from the ${start}`);
+    }
+    app.assertClean();
+  });
+
+  it('makes each message one Tab stop (actions by arrow keys) and offers a skip link first', async () => {
+    const ws = await newWorkspace();
+    const bot = await ws.user({ is_agent: true });
+    const ch = await channelWith(ws, [bot.id]);
+    const first = await post(ws, ch.id, 'first of three');
+    await ws.owner.post(`/api/v1/channels/${ch.id}/messages/${first.id}/reactions`, { emoji: '🚀' });
+    await bot.client.post(`/api/v1/channels/${ch.id}/messages`, { content: 'a reply', thread_id: first.id });
+    await post(ws, ch.id, 'second of three');
+    await post(ws, ch.id, 'third of three');
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const page = app.page;
+    await article(page, 'third of three').waitFor();
+    // The skip link is the first stop and leads to the message box.
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await page.keyboard.press('Tab');
+    const skip = page.getByRole('link', { name: 'Skip to the message box' });
+    expect(await skip.evaluate((el) => el === document.activeElement)).to.equal(true);
+    await screenshot(page, 'skip-link');
+    await page.keyboard.press('Enter');
+    expect(await page.getByLabel(`Message #${ch.name}`).evaluate((el) => el === document.activeElement)).to.equal(true);
+    // Shift+Tab from the message box goes through the messages, one stop each.
+    const stops: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      await page.keyboard.press('Shift+Tab');
+      stops.push(await page.evaluate(() => `${document.activeElement?.tagName.toLowerCase()} ${document.activeElement?.getAttribute('aria-label') ?? ''}`));
+    }
+    expect(stops.map((s) => s.replace(/^article .*: /, 'article '))).to.deep.equal(['article third of three', 'article second of three', 'article first of three']);
+    // On the first message: Right walks its actions (the reaction, the thread, then the toolbar), Escape comes back, Down goes to the next.
+    const firstMessage = article(page, 'first of three');
+    await page.keyboard.press('ArrowRight');
+    expect(await page.evaluate(() => document.activeElement?.classList.contains('reaction'))).to.equal(true);
+    await page.keyboard.press('ArrowRight');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).to.equal('1 reply');
+    await page.keyboard.press('ArrowRight');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).to.equal('Add reaction');
+    await screenshot(page, 'message-actions-keyboard');
+    await page.keyboard.press('Escape');
+    expect(await firstMessage.evaluate((el) => el === document.activeElement)).to.equal(true);
+    await page.keyboard.press('ArrowDown');
+    expect(await article(page, 'second of three').evaluate((el) => el === document.activeElement)).to.equal(true);
+    // Left from the message is its last action; Enter on an action does it (the picker opens from the keyboard).
+    await page.keyboard.press('ArrowLeft');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).to.equal('Delete message');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog', { name: 'Emoji' }).waitFor();
+    await page.keyboard.press('Escape');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).to.equal('Add reaction');
+    expect(await axeProblems(page)).to.deep.equal([]);
+    app.assertClean();
+  });
 });
+

@@ -23,6 +23,8 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
   const [dialog, setDialog] = useState<'create' | 'switcher' | 'newMessage' | 'people' | 'profile' | 'channelSettings' | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [sidebarOpen, setSidebarOpen] = useState(false);
+  // Opening a conversation (sidebar, switcher, a new DM or channel) puts the caret in its composer, as Slack does.
+  const [focusComposer, setFocusComposer] = useState(0);
 
   // The tab title counts what is unread everywhere.
   const total = client.store.totalUnread();
@@ -61,6 +63,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
 
   const open = (id: string) => {
     setSidebarOpen(false);
+    setFocusComposer((n) => n + 1);
     navigate(conversationPath(id));
   };
   const s = client.store;
@@ -75,6 +78,17 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
 
   return (
     <div class={`chat${sidebarOpen ? ' sidebar-open' : ''}`}>
+      {/* The first Tab stop: past the sidebar and the header, to the message box (else the conversation). */}
+      <a
+        class="skip-link"
+        href="#conversation"
+        onClick={(e) => {
+          e.preventDefault();
+          (document.querySelector<HTMLElement>('#conversation .composer textarea') ?? document.getElementById('conversation'))?.focus();
+        }}
+      >
+        Skip to the message box
+      </a>
       <Sidebar
         current={conversationId}
         onOpen={open}
@@ -86,7 +100,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
         onProfile={() => setDialog('profile')}
       />
       {sidebarOpen ? <div class="backdrop" aria-hidden="true" onClick={() => setSidebarOpen(false)} /> : null}
-      <main class="conversation" aria-label={conversationId ? conversationTitle(client, conversationId) : 'No conversation'}>
+      <main id="conversation" tabIndex={-1} class="conversation" aria-label={conversationId ? conversationTitle(client, conversationId) : 'No conversation'}>
         <header class="conv-header">
           <button class="icon menu" aria-label="Show conversations" onClick={() => setSidebarOpen(!sidebarOpen)}>☰</button>
           {/* On narrow screens the sidebar (and its announced status) is hidden: the state shows here too. */}
@@ -139,7 +153,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
             <p class="typing" aria-live="polite">
               {typing.length ? `${typing.map((u) => displayName(s.users.get(u))).join(', ')} ${typing.length === 1 ? 'is' : 'are'} typing…` : ''}
             </p>
-            {member ? <Composer key={conversationId} conversationId={conversationId} threadId={null} label={`Message ${conversationTitle(client, conversationId)}`} /> : <p class="muted join-hint">Join the channel to post.</p>}
+            {member ? <Composer key={conversationId} conversationId={conversationId} threadId={null} focusRequest={focusComposer} label={`Message ${conversationTitle(client, conversationId)}`} /> : <p class="muted join-hint">Join the channel to post.</p>}
           </>
         ) : (
           <div class="empty">

@@ -16,7 +16,8 @@ interface Upload {
   progress: number;
 }
 
-export function Composer({ conversationId, threadId, label }: { conversationId: string; threadId: string | null; label: string }) {
+/** `focusRequest`: the caret goes into the text box whenever it changes (and at mount when it is not 0). */
+export function Composer({ conversationId, threadId, label, focusRequest = 0 }: { conversationId: string; threadId: string | null; label: string; focusRequest?: number }) {
   const client = useClient();
   const storageKey = draftKey(conversationId, threadId);
   const [text, setText] = useState(() => loadDraft(client.storage, storageKey));
@@ -27,6 +28,11 @@ export function Composer({ conversationId, threadId, label }: { conversationId: 
   const [emoji, setEmoji] = useState(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const listId = `mentions-${threadId ?? conversationId}`;
+
+  // After paint: a dialog that closed in the same render (the Ctrl+K switcher) gives focus back first.
+  useEffect(() => {
+    if (focusRequest) area.current?.focus();
+  }, [focusRequest]);
 
   // Saved a moment after typing stops, and at once when the composer goes or the page is left.
   const latest = useRef(text);

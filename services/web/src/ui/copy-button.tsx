@@ -5,11 +5,12 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 
 /** Copies `text`; says "Copied" after. `glyph` makes it an icon button (the message toolbar). */
-export function CopyButton({ text, label, glyph }: { text: string; label: string; glyph?: string }) {
+export function CopyButton({ text, label, glyph, tabIndex }: { text: string; label: string; glyph?: string; tabIndex?: number }) {
   const [done, setDone] = useState(false);
   return (
     <button
       type="button"
+      tabIndex={tabIndex}
       class={glyph ? undefined : 'btn small'}
       aria-label={label}
       title={glyph ? (done ? 'Copied' : label) : undefined}

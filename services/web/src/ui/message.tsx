@@ -53,6 +53,38 @@ export function Avatar({ userId, display, size = 36 }: { userId: string | null; 
   );
 }
 
+/** What a message offers besides its text: reached with the arrow keys from the message (one Tab stop per message, as in Slack). */
+const ACTIONS = '.toolbar button, .reactions button, .thread-link, button.edited';
+
+/**
+ * Keys on a message (the article is the Tab stop): Left and Right walk its actions,
+ * Up and Down go to the message before or after, Escape from an action comes back
+ * to the message. Keys typed in its edit box or in a link of its text are theirs.
+ */
+function onMessageKey(e: KeyboardEvent) {
+  const article = e.currentTarget as HTMLElement;
+  const target = e.target as HTMLElement;
+  const actions = [...article.querySelectorAll<HTMLElement>(ACTIONS)];
+  const at = actions.indexOf(target);
+  if (target !== article && at < 0) return;
+  if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
+    if (!actions.length) return;
+    e.preventDefault();
+    const step = e.key === 'ArrowRight' ? 1 : -1;
+    const next = at < 0 ? (step > 0 ? 0 : actions.length - 1) : (at + step + actions.length) % actions.length;
+    actions[next]!.focus();
+  } else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+    const list = [...(article.closest('[role="log"], .thread-root') ?? document).querySelectorAll<HTMLElement>('article.message')];
+    const other = list[list.indexOf(article) + (e.key === 'ArrowDown' ? 1 : -1)];
+    e.preventDefault();
+    other?.focus();
+  } else if (e.key === 'Escape' && at >= 0) {
+    e.preventDefault();
+    e.stopPropagation();
+    article.focus();
+  }
+}
+
 export function MessageItem({ message, grouped, inThread }: { message: ShownMessage; grouped: boolean; inThread?: boolean }) {
   const client = useClient();
   const store = client.store;
@@ -72,11 +104,13 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
 
   return (
     <article
-      class={`message${grouped ? ' grouped' : ''}${highlighted ? ' highlight' : ''}`}
+      class={`message${grouped ? ' grouped' : ''}${highlighted ? ' highlight' : ''}${picker ? ' acting' : ''}`}
       aria-current={highlighted ? 'true' : undefined}
       data-state={message.state}
       data-message-id={message.id}
       aria-label={`${name}: ${message.content.slice(0, 100)}`}
+      tabIndex={0}
+      onKeyDown={onMessageKey}
     >
       <div class="gutter">{grouped ? null : <Avatar userId={message.author_id} display={message.display} />}</div>
       <div class="main">
@@ -114,7 +148,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
         ) : null}
         {message.edited_at ? (
           store.features.editHistory && message.state === 'sent' ? (
-            <button class="link edited" title={`Edited ${new Date(message.edited_at).toLocaleString()}: show earlier versions`} onClick={() => setHistory(true)}>
+            <button class="link edited" tabIndex={-1} title={`Edited ${new Date(message.edited_at).toLocaleString()}: show earlier versions`} onClick={() => setHistory(true)}>
               (edited)
             </button>
           ) : (
@@ -142,6 +176,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
             <button
               key={r.emoji}
               class={`reaction${r.user_ids.includes(me.id) ? ' mine' : ''}`}
+              tabIndex={-1}
               aria-pressed={r.user_ids.includes(me.id)}
               title={`${r.user_ids.map((id) => displayName(store.users.get(id))).join(', ')} reacted with :${r.emoji}:`}
               onClick={act(() => client.toggleReaction(message, r.emoji))}
@@ -151,7 +186,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
           ))}
         </div>
         {!inThread && message.thread ? (
-          <button class="link thread-link" onClick={() => void client.openThreadOf(message.id)}>
+          <button class="link thread-link" tabIndex={-1} onClick={() => void client.openThreadOf(message.id)}>
             {message.thread.reply_count} {message.thread.reply_count === 1 ? 'reply' : 'replies'}
           </button>
         ) : null}
@@ -159,12 +194,12 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
       </div>
       {message.state === 'sent' ? (
         <div class="toolbar" role="toolbar" aria-label="Message actions">
-          <button aria-label="Add reaction" title="Add reaction" onClick={() => setPicker(!picker)}>☺</button>
-          {!inThread ? <button aria-label="Reply in thread" title="Reply in thread" onClick={() => void client.openThreadOf(message.id)}>↩</button> : null}
-          <CopyButton text={permalink(location.origin, message)} label="Copy link" glyph="🔗" />
-          {mine ? <button aria-label="Edit message" title="Edit" onClick={() => (setDraft(message.content), setEditing(true))}>✎</button> : null}
+          <button tabIndex={-1} aria-label="Add reaction" title="Add reaction" onClick={() => setPicker(!picker)}>☺</button>
+          {!inThread ? <button tabIndex={-1} aria-label="Reply in thread" title="Reply in thread" onClick={() => void client.openThreadOf(message.id)}>↩</button> : null}
+          <CopyButton text={permalink(location.origin, message)} label="Copy link" glyph="🔗" tabIndex={-1} />
+          {mine ? <button tabIndex={-1} aria-label="Edit message" title="Edit" onClick={() => (setDraft(message.content), setEditing(true))}>✎</button> : null}
           {mine || client.isAdmin() ? (
-            <button aria-label="Delete message" title="Delete" onClick={act(async () => (confirm('Delete this message?') ? client.remove(message) : undefined))}>
+            <button tabIndex={-1} aria-label="Delete message" title="Delete" onClick={act(async () => (confirm('Delete this message?') ? client.remove(message) : undefined))}>
               🗑
             </button>
           ) : null}
