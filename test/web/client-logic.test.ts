@@ -1,5 +1,6 @@
 // The web app's client logic, without a browser: the stream reader and its
 // reconnects, the store's rules, the catch-up after a reconnect, rows, links.
+import { createRequire } from 'node:module';
 import { expect } from 'chai';
 import { SseParser } from '../../services/web/src/lib/sse.js';
 import { LiveStream, type StreamState } from '../../services/web/src/lib/stream.js';
@@ -11,6 +12,7 @@ import { safeUrl } from '../../services/web/src/lib/links.js';
 import { browserKeyRequest, keyFromHash } from '../../services/web/src/lib/session.js';
 import { draftKey, loadDraft, saveDraft } from '../../services/web/src/lib/drafts.js';
 import { mentionDoc, mentionedIn } from '../../services/web/src/lib/mentions.js';
+import { COMMON_EMOJI } from '../../services/web/src/lib/emoji-common.js';
 import { shouldNotify } from '../../services/web/src/lib/prefs.js';
 import { channelNameProblem } from '../../services/web/src/lib/rules.js';
 import { searchTerms } from '../../services/web/src/lib/search.js';
@@ -477,4 +479,16 @@ describe('web client: rows, links and sign-in helpers', () => {
     expect(keyFromHash('#key=abc_DEF-1')).to.equal('abc_DEF-1');
     expect(keyFromHash('#other=1')).to.equal(null);
   });
+
+  it('has built-in common shortcodes that are the ones of emojibase-data (GitHub shortcodes)', () => {
+    const require = createRequire(import.meta.url);
+    const compact = require('emojibase-data/en/compact.json') as { hexcode: string; unicode: string }[];
+    const github = require('emojibase-data/en/shortcodes/github.json') as Record<string, string | string[]>;
+    const byHex = new Map(compact.map((e) => [e.hexcode, e.unicode]));
+    const full = new Map<string, string>();
+    for (const [hex, codes] of Object.entries(github)) for (const c of [codes].flat()) full.set(c, byHex.get(hex)!);
+    expect(Object.keys(COMMON_EMOJI).length).to.be.greaterThan(200);
+    for (const [code, char] of Object.entries(COMMON_EMOJI)) expect(full.get(code), code).to.equal(char);
+  });
 });
+

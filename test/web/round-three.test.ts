@@ -160,5 +160,32 @@ describe('web app: round three', function () {
     expect(await axeProblems(page)).to.deep.equal([]);
     app.assertClean();
   });
+
+  it('opens a channel with reactions and shortcodes without loading the emoji data; the picker loads it', async () => {
+    const ws = await newWorkspace();
+    const ch = await channelWith(ws);
+    const m = await post(ws, ch.id, 'Shipped :tada: at 10:30:45, :+1: everyone');
+    for (const emoji of ['tada', 'thumbsup', '🚀']) expect((await ws.owner.post(`/api/v1/channels/${ch.id}/messages/${m.id}/reactions`, { emoji })).status).to.equal(201);
+    const app = await signedIn(b, stack().url, ws.ownerKey, '/');
+    const page = app.page;
+    const emojiData: string[] = [];
+    page.on('request', (r) => {
+      // The data's chunks (emojibase-data's compact.json and shortcodes), whatever the build names them.
+      if (/\/assets\/(compact|github)-[^/]+\.js$/.test(new URL(r.url()).pathname)) emojiData.push(r.url());
+    });
+    await page.getByRole('navigation', { name: 'Conversations' }).getByRole('link', { name: new RegExp(ch.name) }).click();
+    const message = page.locator('article.message', { hasText: 'Shipped' });
+    await message.waitFor();
+    expect(await message.locator('.body').innerText()).to.equal('Shipped 🎉 at 10:30:45, 👍️ everyone');
+    expect(await message.locator('.reaction').allInnerTexts()).to.deep.equal(['🎉 1', '👍️ 1', '🚀 1']);
+    // A request made after the render: any the render made has been seen by then (the browser reports them in order).
+    await Promise.all([page.waitForResponse((r) => r.url().includes('/members')), page.getByRole('button', { name: 'Members' }).click()]);
+    await page.keyboard.press('Escape');
+    expect(emojiData, 'no emoji data before the picker').to.deep.equal([]);
+    await page.getByRole('button', { name: 'Insert emoji' }).click();
+    await page.getByRole('dialog', { name: 'Emoji' }).getByRole('button', { name: 'party popper' }).first().waitFor();
+    expect(emojiData.length, 'the picker loads the data').to.be.greaterThan(0);
+    app.assertClean();
+  });
 });
 

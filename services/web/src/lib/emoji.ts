@@ -1,7 +1,10 @@
 // Emoji from emojibase-data (the Unicode set with labels and tags, GitHub /
-// Slack shortcodes), loaded on first need as a separate chunk, so the initial
-// bundle stays small (npm run web:budget measures both). Until it has loaded
-// a `:shortcode:` shows as typed; listeners re-render once it has.
+// Slack shortcodes), loaded as a separate chunk (618 KB) only when it is
+// needed: the picker opens, or a shortcode not among the common ones built
+// into the first load (lib/emoji-common.ts) must be drawn. So a channel with
+// reactions and `:tada:` in its text loads none of it. Until it has loaded an
+// unknown `:shortcode:` shows as typed; listeners re-render once it has.
+import { COMMON_EMOJI } from './emoji-common.js';
 import type { KeyValueStorage } from './store.js';
 
 export interface EmojiEntry {
@@ -59,13 +62,17 @@ export const emojiLoaded = () => data !== null;
 
 const SHORTCODE = /:([a-z0-9_+-]{1,60}):/gi;
 
-/** The character of a shortcode (without colons), or null (also while the data is loading, which this starts). */
+/**
+ * The character of a shortcode (without colons), or null. A common one comes
+ * from the built-in map; another one starts loading the data (null meanwhile),
+ * unless it has no letter (`:30:` of a time of day is no shortcode to look up).
+ */
 export function emojiFor(shortcode: string): string | null {
-  if (!data) {
-    void loadEmoji();
-    return null;
-  }
-  return data.byCode.get(shortcode.toLowerCase()) ?? null;
+  const code = shortcode.toLowerCase();
+  const common = Object.hasOwn(COMMON_EMOJI, code) ? COMMON_EMOJI[code]! : null;
+  if (data) return data.byCode.get(code) ?? common;
+  if (common === null && /[a-z]/.test(code)) void loadEmoji();
+  return common;
 }
 
 export const hasShortcode = (text: string) => /:[a-z0-9_+-]{1,60}:/i.test(text);
