@@ -13,6 +13,7 @@ import { browserKeyRequest, keyFromHash } from '../../services/web/src/lib/sessi
 import { draftKey, loadDraft, saveDraft } from '../../services/web/src/lib/drafts.js';
 import { mentionDoc, mentionedIn } from '../../services/web/src/lib/mentions.js';
 import { COMMON_EMOJI } from '../../services/web/src/lib/emoji-common.js';
+import { searchEmoji } from '../../services/web/src/lib/emoji.js';
 import { shouldNotify } from '../../services/web/src/lib/prefs.js';
 import { channelNameProblem } from '../../services/web/src/lib/rules.js';
 import { searchTerms } from '../../services/web/src/lib/search.js';
@@ -489,6 +490,20 @@ describe('web client: rows, links and sign-in helpers', () => {
     for (const [hex, codes] of Object.entries(github)) for (const c of [codes].flat()) full.set(c, byHex.get(hex)!);
     expect(Object.keys(COMMON_EMOJI).length).to.be.greaterThan(200);
     for (const [code, char] of Object.entries(COMMON_EMOJI)) expect(full.get(code), code).to.equal(char);
+  });
+
+  it('puts exact emoji matches first: a shortcode or name that is the query, then one starting with it, then a tag', () => {
+    const e = (unicode: string, label: string, shortcodes: string[], tags: string[]) => ({ unicode, label, shortcodes, tags, group: 0 });
+    const list = [
+      e('😍', 'smiling face with heart-eyes', ['heart_eyes'], ['face', 'heart', 'love']),
+      e('💔', 'broken heart', ['broken_heart'], ['break', 'broken']),
+      e('💗', 'growing heart', ['heartpulse'], ['excited', 'growing']),
+      e('❤️', 'red heart', ['heart'], ['heart']),
+      e('👍', 'thumbs up', ['+1', 'thumbsup'], ['hand', 'up']),
+    ];
+    expect(searchEmoji(list, 'heart').map((x) => x.unicode)).to.deep.equal(['❤️', '😍', '💗', '💔']);
+    expect(searchEmoji(list, ':+1:').map((x) => x.unicode)).to.deep.equal(['👍']);
+    expect(searchEmoji(list, 'heart', 2)).to.have.length(2);
   });
 });
 

@@ -187,5 +187,57 @@ describe('web app: round three', function () {
     expect(emojiData.length, 'the picker loads the data').to.be.greaterThan(0);
     app.assertClean();
   });
+
+  it('draws controls as icons, keeps the selected default channel and DM items readable and named as seen, and fits the keys table on a phone', async () => {
+    const ws = await newWorkspace();
+    const bot = await ws.user({ is_agent: true, name: uniqueName('helper') });
+    const ch = await channelWith(ws, [bot.id], { is_default: true });
+    await post(ws, ch.id, 'a message to hover');
+    expect((await ws.owner.post('/api/v1/dms', { user_ids: [bot.id] })).status).to.be.oneOf([200, 201]);
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const page = app.page;
+    await article(page, 'a message to hover').hover();
+    // No control is an emoji or symbol character (they showed as empty boxes without a colour emoji font).
+    const glyphs = await page.evaluate(() =>
+      [...document.querySelectorAll('button, .btn, [role="toolbar"] *')]
+        .map((el) => [...el.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent ?? '').join(''))
+        .filter((t) => /[\p{Extended_Pictographic}\u2190-\u21ff\u2630\u2715\u270e]/u.test(t)),
+    );
+    expect(glyphs).to.deep.equal([]);
+    expect(await page.locator('.composer svg, .toolbar svg').count()).to.be.greaterThan(4);
+    await screenshot(page, 'icons-default-channel');
+    expect(await axeProblems(page)).to.deep.equal([]);
+    app.assertClean();
+    await app.context.close();
+
+    const phone = await signedIn(b, stack().url, ws.ownerKey, '/settings', { width: 390, height: 844 });
+    await phone.page.getByRole('button', { name: /Revoke/ }).first().waitFor();
+    const overflow = await phone.page.evaluate(() => ({ page: document.documentElement.scrollWidth - innerWidth, table: Math.max(...[...document.querySelectorAll('table')].map((t) => t.getBoundingClientRect().right - innerWidth)) }));
+    await screenshot(phone.page, 'keys-phone');
+    expect(overflow.page, 'the page scrolls sideways').to.be.at.most(0);
+    expect(overflow.table, 'the table runs past the screen').to.be.at.most(0);
+    phone.assertClean();
+  });
+
+  it('saves an edit with Enter (Shift+Enter breaks the line)', async () => {
+    const ws = await newWorkspace();
+    const ch = await channelWith(ws);
+    await post(ws, ch.id, 'before the edit');
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const page = app.page;
+    const m = article(page, 'before the edit');
+    await m.hover();
+    await m.getByRole('button', { name: 'Edit message' }).click();
+    const box = page.getByRole('textbox', { name: 'Edit message' });
+    await box.fill('after the edit');
+    await box.press('Shift+Enter');
+    await box.pressSequentially('on two lines');
+    await box.press('Enter');
+    await box.waitFor({ state: 'detached' });
+    const edited = page.locator('article.message', { hasText: 'on two lines' });
+    await edited.getByText('(edited)').waitFor();
+    expect((await ws.owner.get(`/api/v1/channels/${ch.id}/messages`)).body.data[0].content).to.equal('after the edit\non two lines');
+    app.assertClean();
+  });
 });
 

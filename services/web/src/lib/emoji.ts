@@ -88,17 +88,29 @@ export const reactionChar = (emoji: string) => (/^[a-z0-9_+-]+$/i.test(emoji) ? 
 
 export const GROUPS = ['Smileys', 'People', 'Components', 'Animals and nature', 'Food and drink', 'Travel and places', 'Activities', 'Objects', 'Symbols', 'Flags'];
 
-/** Emoji whose label, tags or shortcodes contain every word of the query. */
+/**
+ * Emoji whose label, tags or shortcodes contain every word of the query, best
+ * first: a shortcode or label that is the query, then one that starts with it,
+ * then a whole tag, then the rest (each in the data's order). So "heart" gives
+ * ❤️ before 😍, and "+1" gives 👍 first.
+ */
 export function searchEmoji(list: EmojiEntry[], query: string, limit = 200): EmojiEntry[] {
-  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  const q = query.toLowerCase().trim().replace(/^:|:$/g, '');
+  const words = q.split(/\s+/).filter(Boolean);
   if (!words.length) return list.slice(0, limit);
-  const out: EmojiEntry[] = [];
-  for (const e of list) {
+  const rank = (e: EmojiEntry) => {
+    const label = e.label.toLowerCase();
+    if (e.shortcodes.includes(q) || label === q) return 0;
+    if (e.shortcodes.some((c) => c.startsWith(q)) || label.startsWith(q)) return 1;
+    if (e.tags.includes(q)) return 2;
+    return 3;
+  };
+  const found: { e: EmojiEntry; rank: number; at: number }[] = [];
+  list.forEach((e, at) => {
     const hay = `${e.label} ${e.tags.join(' ')} ${e.shortcodes.join(' ')}`.toLowerCase();
-    if (words.every((w) => hay.includes(w))) out.push(e);
-    if (out.length >= limit) break;
-  }
-  return out;
+    if (words.every((w) => hay.includes(w))) found.push({ e, rank: rank(e), at });
+  });
+  return found.sort((a, b) => a.rank - b.rank || a.at - b.at).slice(0, limit).map((f) => f.e);
 }
 
 const RECENT_ITEM = 'axid.emoji.recent';

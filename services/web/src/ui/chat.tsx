@@ -15,6 +15,7 @@ import { displayName, useStore } from './context.js';
 import { MessageItem } from './message.js';
 import { connectionLabel, conversationTitle, Sidebar } from './sidebar.js';
 import { Timeline } from './timeline.js';
+import { Icon } from './icons.js';
 
 export function Chat({ conversationId, messageId, navigate }: { conversationId: string | null; messageId: string | null; navigate(path: string): void }) {
   const client = useStore();
@@ -102,7 +103,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
       {sidebarOpen ? <div class="backdrop" aria-hidden="true" onClick={() => setSidebarOpen(false)} /> : null}
       <main id="conversation" tabIndex={-1} class="conversation" aria-label={conversationId ? conversationTitle(client, conversationId) : 'No conversation'}>
         <header class="conv-header">
-          <button class="icon menu" aria-label="Show conversations" onClick={() => setSidebarOpen(!sidebarOpen)}>☰</button>
+          <button class="icon menu" aria-label="Show conversations" onClick={() => setSidebarOpen(!sidebarOpen)}><Icon name="menu" size={20} /></button>
           {/* On narrow screens the sidebar (and its announced status) is hidden: the state shows here too. */}
           <SearchBox onResults={setSearch} />
           <span class={`conn conn-${client.streamState} narrow-only`} aria-hidden="true">{connectionLabel(client)}</span>
@@ -165,7 +166,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
         <aside class="panel thread" aria-label="Thread">
           <header>
             <h2>Thread</h2>
-            <button class="icon" aria-label="Close thread" onClick={() => client.closeThread()}>✕</button>
+            <button class="icon" aria-label="Close thread" onClick={() => client.closeThread()}><Icon name="close" /></button>
           </header>
           <div class="thread-root">
             <MessageItem message={thread} grouped={false} inThread />
@@ -224,7 +225,7 @@ function MembersPanel({ channelId, onClose }: { channelId: string; onClose(): vo
     <aside class="panel" aria-label="Channel members">
       <header>
         <h2>Members</h2>
-        <button class="icon" aria-label="Close members" onClick={onClose}>✕</button>
+        <button class="icon" aria-label="Close members" onClick={onClose}><Icon name="close" /></button>
       </header>
       {error ? <p class="error" role="alert">{error}</p> : null}
       <form class="row" onSubmit={(e) => (e.preventDefault(), adding && run(() => client.addMember(channelId, adding)))}>

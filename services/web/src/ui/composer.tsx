@@ -10,6 +10,7 @@ import { mentionDoc, mentionedIn } from '../lib/mentions.js';
 import { EmojiPicker } from './emoji-picker.js';
 import type { User } from '../lib/types.js';
 import { displayName, useClient } from './context.js';
+import { Icon } from './icons.js';
 
 interface Upload {
   name: string;
@@ -165,9 +166,9 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
             }
           }}
         />
-        <button type="button" class="btn attach" aria-label="Insert emoji" title="Insert emoji" onClick={() => setEmoji(true)}>☺</button>
+        <button type="button" class="btn attach" aria-label="Insert emoji" title="Insert emoji" onClick={() => setEmoji(true)}><Icon name="smile" size={18} /></button>
         <label class="btn attach" title="Attach a file">
-          📎<span class="sr-only">Attach a file</span>
+          <Icon name="paperclip" size={18} /><span class="sr-only">Attach a file</span>
           <input type="file" class="sr-only" onChange={(e) => (void upload([...(e.currentTarget.files ?? [])]), (e.currentTarget.value = ''))} />
         </label>
         <button type="submit" class="btn btn-primary" disabled={uploads.length > 0}>

@@ -14,6 +14,7 @@ import { avatarFileId, sameOriginPath, type AxidClient } from '../lib/client.js'
 import { emojiFor, reactionChar } from '../lib/emoji.js';
 import { displayName, useClient } from './context.js';
 import { CopyButton } from './copy-button.js';
+import { Icon } from './icons.js';
 import { permalink } from '../lib/routes.js';
 
 const AVATAR_COLOURS = 10;
@@ -134,7 +135,16 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
               })();
             }}
           >
-            <textarea aria-label="Edit message" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} onKeyDown={(e) => e.key === 'Escape' && setEditing(false)} />
+            <textarea
+              aria-label="Edit message"
+              value={draft}
+              onInput={(e) => setDraft(e.currentTarget.value)}
+              onKeyDown={(e) => {
+                // As in the composer: Enter saves, Shift+Enter breaks the line (never during IME composition).
+                if (e.key === 'Escape') setEditing(false);
+                else if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) (e.preventDefault(), e.currentTarget.form?.requestSubmit());
+              }}
+            />
             <button type="submit" class="btn btn-primary small">Save</button>
             <button type="button" class="btn small" onClick={() => setEditing(false)}>Cancel</button>
           </form>
@@ -194,13 +204,13 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
       </div>
       {message.state === 'sent' ? (
         <div class="toolbar" role="toolbar" aria-label="Message actions">
-          <button tabIndex={-1} aria-label="Add reaction" title="Add reaction" onClick={() => setPicker(!picker)}>☺</button>
-          {!inThread ? <button tabIndex={-1} aria-label="Reply in thread" title="Reply in thread" onClick={() => void client.openThreadOf(message.id)}>↩</button> : null}
-          <CopyButton text={permalink(location.origin, message)} label="Copy link" glyph="🔗" tabIndex={-1} />
-          {mine ? <button tabIndex={-1} aria-label="Edit message" title="Edit" onClick={() => (setDraft(message.content), setEditing(true))}>✎</button> : null}
+          <button tabIndex={-1} aria-label="Add reaction" title="Add reaction" onClick={() => setPicker(!picker)}><Icon name="smile" /></button>
+          {!inThread ? <button tabIndex={-1} aria-label="Reply in thread" title="Reply in thread" onClick={() => void client.openThreadOf(message.id)}><Icon name="reply" /></button> : null}
+          <CopyButton text={permalink(location.origin, message)} label="Copy link" glyph="link" tabIndex={-1} />
+          {mine ? <button tabIndex={-1} aria-label="Edit message" title="Edit" onClick={() => (setDraft(message.content), setEditing(true))}><Icon name="pencil" /></button> : null}
           {mine || client.isAdmin() ? (
             <button tabIndex={-1} aria-label="Delete message" title="Delete" onClick={act(async () => (confirm('Delete this message?') ? client.remove(message) : undefined))}>
-              🗑
+              <Icon name="trash" />
             </button>
           ) : null}
         </div>
@@ -258,7 +268,7 @@ function FileAttachment({ data }: { data: Record<string, unknown> }) {
       {zoom && linkHref ? <Lightbox src={linkHref} alt={name} onClose={() => setZoom(false)} /> : null}
       {linkHref ? (
         <a class="btn small" href={linkHref} download={name} rel="noopener noreferrer">
-          ⬇ Download {name}
+          <Icon name="download" size={14} /> Download {name}
         </a>
       ) : (
         <span class="muted">{error ?? `${name} (loading…)`}</span>

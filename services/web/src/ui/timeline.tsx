@@ -8,6 +8,7 @@ import { VList, type VListHandle } from 'virtua';
 import { buildRows, type Row } from '../lib/rows.js';
 import { useStore } from './context.js';
 import { MessageItem } from './message.js';
+import { Icon } from './icons.js';
 
 const dayLabel = (iso: string) => new Date(iso).toLocaleDateString(undefined, { weekday: 'long', year: 'numeric', month: 'long', day: 'numeric' });
 
@@ -157,11 +158,11 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
             void client.jumpToNewest(timelineKey);
           }}
         >
-          Jump to newest ↓
+          Jump to newest <Icon name="arrowDown" size={14} />
         </button>
       ) : newCount > 0 ? (
         <button class="new-toast" onClick={() => (list.current?.scrollToIndex(rows.length - 1, { align: 'end' }), setNewCount(0))}>
-          {newCount} new ↓
+          {newCount} new <Icon name="arrowDown" size={14} />
         </button>
       ) : null}
     </div>
