@@ -239,5 +239,30 @@ describe('web app: round three', function () {
     expect((await ws.owner.get(`/api/v1/channels/${ch.id}/messages`)).body.data[0].content).to.equal('after the edit\non two lines');
     app.assertClean();
   });
+
+  it('sends again by itself, once back online, what failed offline (mentions kept), and clears its error', async () => {
+    const ws = await newWorkspace();
+    const bob = { name: uniqueName('bob'), id: '' };
+    bob.id = (await ws.user({ name: bob.name })).id;
+    const ch = await channelWith(ws, [bob.id]);
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const page = app.page;
+    await app.context.setOffline(true);
+    const composer = page.getByLabel(`Message #${ch.name}`);
+    await composer.fill(`written offline for @${bob.name} with **bold**`);
+    await composer.press('Enter');
+    const failed = page.locator('article.message[data-state="failed"]', { hasText: 'written offline' });
+    await failed.getByText('Not sent: it goes when the connection is back.').waitFor();
+    await page.locator('.composer [role="alert"]').waitFor();
+    await screenshot(page, 'send-failed-offline');
+    await app.context.setOffline(false);
+    await page.locator('article.message[data-state="sent"]', { hasText: 'written offline' }).waitFor();
+    expect(await page.locator('article.message', { hasText: 'written offline' }).count()).to.equal(1);
+    expect(await page.locator('.composer [role="alert"]').count()).to.equal(0);
+    const stored = (await ws.owner.get(`/api/v1/channels/${ch.id}/messages`)).body.data;
+    expect(stored).to.have.length(1);
+    expect(stored[0].mentioned_user_ids).to.deep.equal([bob.id]);
+    app.assertClean();
+  });
 });
 

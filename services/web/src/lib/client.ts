@@ -31,6 +31,14 @@ class JumpError extends Error {}
 /** Conversations whose newest page is fetched at start (for unread counts). */
 const PRIME_LIMIT = 30;
 
+export interface SendOptions {
+  threadId?: string | null;
+  contentJson?: unknown;
+  metadata?: Message['metadata'];
+  /** A retry's: its first attempt's key, so the server posts it once (level 3). */
+  idempotencyKey?: string;
+}
+
 export class AxidClient {
   readonly store: Store;
   readonly api: Api;
@@ -229,6 +237,7 @@ export class AxidClient {
         this.lastResumed = reconnect ? resumed : null;
         if (reconnect && !resumed) void this.refreshLists();
         void this.sync.onInit(reconnect, resumed);
+        if (reconnect) this.retryUnsent();
       },
       onEvent: (type, payload) => {
         this.sync.onEvent(type, payload);
@@ -486,7 +495,14 @@ export class AxidClient {
     return this.isDm(conversationId) ? ('dms' as const) : ('channels' as const);
   }
 
-  async send(conversationId: string, content: string, opts: { threadId?: string | null; contentJson?: unknown; metadata?: Message['metadata'] } = {}) {
+  /**
+   * Sends that failed for want of a connection (no answer, or a 5xx), by their
+   * pending entry's id: posted again, with all they carried, once the stream is
+   * back (onInit). Ones the server refused (4xx) wait for the person.
+   */
+  private unsent = new Map<string, { conversationId: string; content: string; opts: SendOptions }>();
+
+  async send(conversationId: string, content: string, opts: SendOptions = {}) {
     // A send from a segment far back goes to the live end, where the message will be.
     const key = opts.threadId ? threadKey(opts.threadId) : conversationId;
     if (this.store.timeline(key).newerCursor) await this.jumpToNewest(key);
@@ -497,8 +513,8 @@ export class AxidClient {
       ...(opts.metadata ? { metadata: opts.metadata } : {}),
       ...(opts.threadId ? { thread_id: opts.threadId } : {}),
     };
-    // At feature level 3 a retried POST cannot post twice.
-    const headers = this.store.features.idempotentSends ? { 'Idempotency-Key': localId } : undefined;
+    // At feature level 3 a retried POST cannot post twice (a retry sends its first attempt's key).
+    const headers = this.store.features.idempotentSends ? { 'Idempotency-Key': opts.idempotencyKey ?? localId } : undefined;
     try {
       const m =
         this.messagesPath(conversationId) === 'dms'
@@ -507,16 +523,29 @@ export class AxidClient {
       this.store.resolvePending(localId, m);
     } catch (err) {
       this.store.failPending(localId);
+      if (!(err instanceof ApiError) || err.status === 0 || err.status >= 500) this.unsent.set(localId, { conversationId, content, opts: { ...opts, idempotencyKey: opts.idempotencyKey ?? localId } });
       throw err;
     }
   }
 
-  /** A failed send: post it again (its pending entry goes), or drop it. */
+  /** A failed send: post it again (its pending entry goes), with its mentions, thread and metadata. */
   async retry(localId: string) {
+    const saved = this.unsent.get(localId);
+    this.unsent.delete(localId);
     const failed = this.store.messages.get(localId);
-    if (!failed) return;
+    if (!failed || failed.state !== 'failed') return;
     this.store.discardPending(localId);
-    await this.send(failed.channel_id, failed.content, { threadId: failed.thread_id });
+    await this.send(failed.channel_id, failed.content, saved?.opts ?? { threadId: failed.thread_id });
+  }
+
+  /** Whether a failed send will go by itself once the connection is back. */
+  willResend(localId: string) {
+    return this.unsent.has(localId);
+  }
+
+  /** The connection is back: what could not be sent goes now, in the order it was written. */
+  private retryUnsent() {
+    for (const id of [...this.unsent.keys()]) void this.retry(id).catch(() => undefined);
   }
 
   async edit(m: Message, content: string) {

@@ -35,6 +35,11 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
     if (focusRequest) area.current?.focus();
   }, [focusRequest]);
 
+  // A send that failed for want of a connection goes again by itself once it is back (client.send): its error goes then.
+  useEffect(() => {
+    if (client.streamState === 'live') setError(null);
+  }, [client.streamState]);
+
   // Saved a moment after typing stops, and at once when the composer goes or the page is left.
   const latest = useRef(text);
   latest.current = text;

@@ -5,7 +5,6 @@ import { conversationPath } from '../lib/routes.js';
 import type { Channel } from '../lib/types.js';
 import { displayName, useStore } from './context.js';
 import { Avatar } from './message.js';
-import { Icon } from './icons.js';
 
 export function conversationTitle(client: ReturnType<typeof useStore>, id: string) {
   const c = client.store.channels.get(id);
@@ -30,12 +29,10 @@ export function unreadLabel(unread: number, mentions: number) {
 }
 
 /** The online dot (feature level 3 only: below it the server says nothing about presence). */
-/** `decorative`: where the text around it already says online or offline. */
-export function PresenceDot({ userId, decorative }: { userId: string; decorative?: boolean }) {
+export function PresenceDot({ userId }: { userId: string }) {
   const client = useStore();
   if (!client.store.features.presence) return null;
   const online = client.store.presence.get(userId) === 'online';
-  if (decorative) return <span class={`presence ${online ? 'online' : 'offline'}`} aria-hidden="true" title={online ? 'online' : 'offline'} />;
   return <span class={`presence ${online ? 'online' : 'offline'}`} role="img" aria-label={online ? 'online' : 'offline'} title={online ? 'online' : 'offline'} />;
 }
 
@@ -60,13 +57,11 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
   const others = channels.filter((c) => !s.memberOf.has(c.id));
   const state = client.streamState;
 
-  // A link is named by its own text (no aria-label, which axe found not to match what is seen:
-  // label-content-name-mismatch); what the eye reads from its badges and marks follows, for the ear,
-  // as hidden text: "general, default, 3 unread, 1 mention, muted".
-  const spoken = (id: string, extra: string[] = []) => {
-    const text = [...extra, unreadLabel(s.unreadCount(id), s.mentionCount(id)), client.prefs.isMuted(id) ? 'muted' : ''].filter(Boolean).join(', ');
-    return text ? <span class="sr-only">, {text}</span> : null;
-  };
+  // The link's accessible name carries what the eye reads from its badges. It must contain the text
+  // seen (axe label-content-name-mismatch): a space between the name and a tag, so "general default"
+  // is read, not "generaldefault"; avatars draw their initials with CSS (message.tsx).
+  const accessibleName = (id: string, title: string, extra: string[] = []) =>
+    [title, ...extra, unreadLabel(s.unreadCount(id), s.mentionCount(id)), client.prefs.isMuted(id) ? 'muted' : ''].filter(Boolean).join(', ');
   const item = (c: Channel, sub = false) => {
     const unread = s.unreadCount(c.id);
     return (
@@ -75,13 +70,13 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
           href={conversationPath(c.id)}
           class={`conv${current === c.id ? ' current' : ''}${sub ? ' sub' : ''}${unread ? ' unread' : ''}${client.prefs.isMuted(c.id) ? ' muted-conv' : ''}`}
           aria-current={current === c.id ? 'page' : undefined}
+          aria-label={accessibleName(c.id, c.name, [c.is_private ? 'private' : '', c.is_default ? 'default' : ''].filter(Boolean))}
           onClick={(e) => (e.preventDefault(), onOpen(c.id))}
         >
-          <span aria-hidden="true">{c.is_private ? <Icon name="lock" size={13} /> : '#'}</span>
-          <span class="name">{c.name}</span>
-          {c.is_default ? <span class="tag" aria-hidden="true" title="Default channel: new agents join it">default</span> : null}
+          <span aria-hidden="true">{c.is_private ? '🔒' : '#'}</span>
+          <span class="name">{c.name}</span>{' '}
+          {c.is_default ? <span class="tag" title="Default channel: new agents join it">default</span> : null}
           <Badge id={c.id} />
-          {spoken(c.id, [c.is_private ? 'private' : '', c.is_default ? 'default' : ''])}
         </a>
       </li>
     );
@@ -100,7 +95,7 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
       </button>
       <button class="btn small people-btn" onClick={onPeople}>People</button>
       <h2>
-        Channels <button class="icon" aria-label="Create a channel" title="Create a channel" onClick={onCreate}><Icon name="plus" size={14} /></button>
+        Channels <button class="icon" aria-label="Create a channel" title="Create a channel" onClick={onCreate}>+</button>
       </h2>
       <ul>
         {tops.flatMap((c) => [item(c), ...mine.filter((sub) => sub.parent_channel_id === c.id).map((sub) => item(sub, true))])}
@@ -113,7 +108,7 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
         </>
       ) : null}
       <h2>
-        Direct messages <button class="icon" aria-label="New message" title="New message (one person or several)" onClick={onNewMessage}><Icon name="plus" size={14} /></button>
+        Direct messages <button class="icon" aria-label="New message" title="New message (one person or several)" onClick={onNewMessage}>+</button>
       </h2>
       <ul>
         {[...s.dms.values()].map((d) => {
@@ -128,14 +123,14 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
                 href={conversationPath(d.id)}
                 class={`conv${current === d.id ? ' current' : ''}${unread ? ' unread' : ''}${client.prefs.isMuted(d.id) ? ' muted-conv' : ''}`}
                 aria-current={current === d.id ? 'page' : undefined}
+                aria-label={accessibleName(d.id, title, [bot ? 'bot' : '', presence].filter(Boolean))}
                 onClick={(e) => (e.preventDefault(), onOpen(d.id))}
               >
                 {d.kind === 'group_dm' || !others[0] ? <span aria-hidden="true">👥</span> : <Avatar userId={others[0]} size={24} />}
-                <span class="name">{title}</span>
-                {bot ? <span class="badge" aria-hidden="true">bot</span> : null}
-                {others[0] && d.kind !== 'group_dm' ? <PresenceDot userId={others[0]} decorative /> : null}
+                <span class="name">{title}</span>{' '}
+                {bot ? <span class="badge">bot</span> : null}
+                {others[0] && d.kind !== 'group_dm' ? <PresenceDot userId={others[0]} /> : null}
                 <Badge id={d.id} />
-                {spoken(d.id, [bot ? 'bot' : '', presence])}
               </a>
             </li>
           );
