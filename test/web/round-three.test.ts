@@ -264,5 +264,41 @@ describe('web app: round three', function () {
     expect(stored[0].mentioned_user_ids).to.deep.equal([bob.id]);
     app.assertClean();
   });
+
+  it('keeps the view at the bottom while the last message grows', async () => {
+    const ws = await newWorkspace();
+    const ch = await channelWith(ws);
+    for (let i = 1; i < 30; i++) await post(ws, ch.id, `filler ${i}`);
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const page = app.page;
+    await article(page, 'filler 29').waitFor();
+    // A reply arrives while the person watches the end, then grows.
+    const last = await post(ws, ch.id, 'the last one');
+    await article(page, 'the last one').waitFor();
+    const atBottom = () => page.evaluate(() => {
+      const t = document.querySelector('.timeline')!;
+      return t.scrollHeight - t.scrollTop - t.clientHeight <= 2;
+    });
+    await page.waitForFunction(() => {
+      const t = document.querySelector('.timeline')!;
+      return t.scrollHeight - t.scrollTop - t.clientHeight <= 2;
+    });
+    // It grows the way a streamed reply does: the same message, longer (here through edits).
+    const lines: string[] = [];
+    for (let n = 1; n <= 3; n++) {
+      for (let i = 0; i < 8; i++) lines.push(`grown line ${n}.${i}`);
+      if (n === 1) lines.unshift('the last one');
+      expect((await ws.owner.patch(`/api/v1/channels/${ch.id}/messages/${last.id}`, { content: lines.join('\n') })).status).to.equal(200);
+      await page.locator('article.message', { hasText: `grown line ${n}.7` }).waitFor();
+      await page.waitForFunction(() => {
+        const t = document.querySelector('.timeline')!;
+        return t.scrollHeight - t.scrollTop - t.clientHeight <= 2;
+      }, undefined, { timeout: 5000 });
+    }
+    expect(await atBottom()).to.equal(true);
+    expect(await page.getByText('grown line 3.7').isVisible()).to.equal(true);
+    await screenshot(page, 'grown-at-bottom');
+    app.assertClean();
+  });
 });
 
