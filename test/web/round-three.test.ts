@@ -300,5 +300,36 @@ describe('web app: round three', function () {
     await screenshot(page, 'grown-at-bottom');
     app.assertClean();
   });
+
+  it('draws no "New messages" line above messages that arrive while the person watches', async () => {
+    const ws = await newWorkspace();
+    const bob = await ws.user({ name: uniqueName('bob') });
+    const one = await channelWith(ws, [bob.id]);
+    const two = await channelWith(ws);
+    await post(ws, one.id, 'read before');
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${one.id}`);
+    const page = app.page;
+    const sidebar = page.getByRole('navigation', { name: 'Conversations' });
+    await article(page, 'read before').waitFor();
+    // Away and back: the conversation has a place where the person stopped reading.
+    await sidebar.getByRole('link', { name: new RegExp(two.name) }).click();
+    await page.getByRole('heading', { name: `#${two.name}` }).waitFor();
+    await sidebar.getByRole('link', { name: new RegExp(one.name) }).click();
+    await article(page, 'read before').waitFor();
+    await bob.client.post(`/api/v1/channels/${one.id}/messages`, { content: 'said while watched' });
+    await article(page, 'said while watched').waitFor();
+    await bob.client.post(`/api/v1/channels/${one.id}/messages`, { content: 'and another' });
+    await article(page, 'and another').waitFor();
+    expect(await page.getByRole('separator', { name: 'New messages' }).count()).to.equal(0);
+    // Away again: what Bob says meanwhile is new when the person comes back.
+    await sidebar.getByRole('link', { name: new RegExp(two.name) }).click();
+    await page.getByRole('heading', { name: `#${two.name}` }).waitFor();
+    await bob.client.post(`/api/v1/channels/${one.id}/messages`, { content: 'said while away' });
+    await sidebar.getByRole('link', { name: new RegExp(`${one.name}.*1 unread`) }).waitFor();
+    await sidebar.getByRole('link', { name: new RegExp(one.name) }).click();
+    await article(page, 'said while away').waitFor();
+    await page.getByRole('separator', { name: 'New messages' }).waitFor();
+    app.assertClean();
+  });
 });
 
