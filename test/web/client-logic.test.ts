@@ -432,7 +432,9 @@ describe('web client: rows, links and sign-in helpers', () => {
     expect(shouldNotify({ ...base, mentioned: false, isDm: true })).to.equal(true);
     expect(shouldNotify({ ...base, mentioned: false })).to.equal(false);
     expect(shouldNotify({ ...base, authorId: 'u1' })).to.equal(false);
-    expect(shouldNotify({ ...base, muted: true })).to.equal(false);
+    // Muted: quiet, but a mention of me still notifies.
+    expect(shouldNotify({ ...base, muted: true })).to.equal(true);
+    expect(shouldNotify({ ...base, muted: true, mentioned: false, isDm: true })).to.equal(false);
     expect(shouldNotify({ ...base, openHere: true })).to.equal(false);
     expect(shouldNotify({ ...base, openHere: true, focused: false })).to.equal(true);
     expect(shouldNotify({ ...base, enabled: false })).to.equal(false);

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { Stack } from '../../services/stack.js';
 import { level3Stack, newWorkspace, uniqueName } from '../support/stack.js';
-import { screenshot, signedIn, suiteBrowser } from './browser.js';
+import { axeProblems, screenshot, signedIn, suiteBrowser } from './browser.js';
 
 describe('web app at feature level 3', function () {
   this.timeout(120_000);
@@ -114,6 +114,8 @@ describe('web app at feature level 3', function () {
     await approve.click();
     expect((await acted).status()).to.equal(202);
     await page.getByRole('article', { name: /Deploy\?/ }).getByText('Sent').waitFor();
+    // "Sent" on the filled button is readable (it was muted grey on the accent colour).
+    expect(await axeProblems(page)).to.deep.equal([]);
 
     // Edit history: the earlier version is one click away.
     const mine = await ws.owner.post(`/api/v1/channels/${ch.id}/messages`, { content: 'first wording' });
@@ -121,10 +123,14 @@ describe('web app at feature level 3', function () {
     await page.getByRole('article', { name: /second wording/ }).getByRole('button', { name: '(edited)' }).click();
     const history = page.getByRole('dialog', { name: 'Edit history' });
     await history.getByText('first wording').waitFor();
+    // Drawn above the list, whole (inside the message's row it showed as a sliver).
+    expect((await history.boundingBox())!.height).to.be.greaterThan(150);
     await screenshot(page, 'edit-history');
     await page.keyboard.press('Escape');
 
     // Search (level 3): the result, with the words marked, and a click lands on the message.
+    // Snippets read as the message does, without its markdown marks.
+    await ws.owner.post(`/api/v1/channels/${ch.id}/messages`, { content: 'a **bold** wording with `code`' });
     const search = page.getByRole('searchbox', { name: 'Search messages' });
     await search.fill('wording');
     await search.press('Enter');
@@ -132,6 +138,8 @@ describe('web app at feature level 3', function () {
     const found = results.getByRole('button', { name: /second wording/ });
     await found.waitFor();
     expect(await found.locator('mark').allInnerTexts()).to.deep.equal(['wording']);
+    const marked = results.getByRole('button', { name: /bold wording/ });
+    expect(await marked.locator('.snippet').innerText()).to.equal('a bold wording with code');
     await screenshot(page, 'search-results');
     await found.click();
     await page.getByRole('article', { name: /second wording/ }).waitFor();

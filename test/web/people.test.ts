@@ -73,19 +73,21 @@ describe('web app: people, notifications and accessibility', function () {
     expect(first).to.have.length(1);
     expect(first[0]).to.match(new RegExp(`in #${other.name} \\| look here`));
 
-    // Muted: a mention there says nothing; a DM does.
+    // Muted: the conversation is quiet, but a mention of me there still notifies (as in Slack); so does a DM.
     await sidebar.getByRole('link', { name: new RegExp(other.name) }).click();
     await page.getByRole('button', { name: 'Mute' }).click();
     await page.getByRole('button', { name: 'Muted' }).waitFor();
     await sidebar.getByRole('link', { name: new RegExp(open.name) }).click();
+    await bob.client.post(`/api/v1/channels/${other.id}/messages`, { content: 'plain in the muted channel' });
     await bob.client.post(`/api/v1/channels/${other.id}/messages`, mention('muted mention', me));
-    await sidebar.getByRole('link', { name: `${other.name}, 1 unread, 1 mention, muted` }).waitFor();
+    await sidebar.getByRole('link', { name: `${other.name}, 2 unread, 1 mention, muted` }).waitFor();
     const dm = await bob.client.post('/api/v1/dms', { user_ids: [me.id] });
     await bob.client.post(`/api/v1/dms/${dm.body.data.id}/messages`, { content: 'a direct word' });
-    await page.waitForFunction(() => (window as unknown as { __notes: string[] }).__notes.length >= 2);
+    await page.waitForFunction(() => (window as unknown as { __notes: string[] }).__notes.length >= 3);
     const all = await notes();
-    expect(all).to.have.length(2);
-    expect(all[1]).to.match(/\| a direct word$/);
+    expect(all).to.have.length(3);
+    expect(all[1]).to.match(/\| muted mention @/);
+    expect(all[2]).to.match(/\| a direct word$/);
     app.assertClean();
   });
 

@@ -331,5 +331,29 @@ describe('web app: round three', function () {
     await page.getByRole('separator', { name: 'New messages' }).waitFor();
     app.assertClean();
   });
+
+  it('offers desktop notifications in the chat until the person answers', async () => {
+    const ws = await newWorkspace();
+    const ch = await channelWith(ws);
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const page = app.page;
+    const prompt = page.getByRole('region', { name: 'Desktop notifications' });
+    await prompt.waitFor();
+    await screenshot(page, 'notifications-prompt');
+    // Not now: remembered across a reload.
+    await prompt.getByRole('button', { name: 'Not now' }).click();
+    await prompt.waitFor({ state: 'detached' });
+    await page.reload();
+    await page.getByRole('heading', { name: `#${ch.name}` }).waitFor();
+    expect(await prompt.count()).to.equal(0);
+    // Turn on: the browser is asked from the click (granted here), and the prompt goes.
+    await page.evaluate(() => localStorage.removeItem('axid.notifications'));
+    await app.context.grantPermissions(['notifications']);
+    await page.reload();
+    await prompt.getByRole('button', { name: 'Turn on notifications' }).click();
+    await prompt.waitFor({ state: 'detached' });
+    expect(await page.evaluate(() => localStorage.getItem('axid.notifications'))).to.equal('on');
+    app.assertClean();
+  });
 });
 

@@ -147,6 +147,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
         {error ? <p class="error banner" role="alert">{error}</p> : null}
         {client.jumpProblem ? <p class="error banner" role="alert">{client.jumpProblem}</p> : null}
         <ReconnectBanner />
+        <NotificationsPrompt />
         <p class="sr-only" aria-live="polite">{announcement}</p>
         {conversationId && known ? (
           <>
@@ -195,6 +196,22 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
       {dialog === 'profile' ? <Profile onClose={() => setDialog(null)} /> : null}
       {dialog === 'channelSettings' && channel ? <ChannelSettings channel={channel} onClose={() => setDialog(null)} /> : null}
     </div>
+  );
+}
+
+/**
+ * Offers desktop notifications in the chat, as Slack does, until the person
+ * answers (Turn on asks the browser, from this click; Not now is remembered).
+ */
+function NotificationsPrompt() {
+  const client = useStore();
+  if (typeof Notification === 'undefined' || Notification.permission === 'denied' || client.prefs.notificationsDecided) return null;
+  return (
+    <p class="banner notify-prompt" role="region" aria-label="Desktop notifications">
+      Get a desktop notification when someone mentions you or writes to you directly.{' '}
+      <button class="btn btn-primary small" onClick={() => void client.enableNotifications()}>Turn on notifications</button>{' '}
+      <button class="btn small" onClick={() => client.disableNotifications()}>Not now</button>
+    </p>
   );
 }
 

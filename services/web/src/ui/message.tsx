@@ -80,8 +80,7 @@ function onMessageKey(e: KeyboardEvent) {
     e.preventDefault();
     other?.focus();
   } else if (e.key === 'Escape' && at >= 0) {
-    e.preventDefault();
-    e.stopPropagation();
+    // Back to the message; the key goes on (an open thread or panel still closes on Escape).
     article.focus();
   }
 }

@@ -9,6 +9,7 @@ import type { Message } from '../lib/types.js';
 import { displayName, useStore } from './context.js';
 import { conversationTitle } from './sidebar.js';
 import { Icon } from './icons.js';
+import { plainText } from './markdown.js';
 
 function Highlighted({ text, terms }: { text: string; terms: string[] }) {
   if (!terms.length) return <>{text}</>;
@@ -55,7 +56,7 @@ export function SearchResults({ query, onClose, onJump }: { query: string; onClo
                 {new Date(m.created_at).toLocaleString()}
               </span>
               <span class="snippet">
-                <Highlighted text={m.content.slice(0, 300)} terms={terms} />
+                <Highlighted text={plainText(m.content, m.content_json, (id, label) => { const u = client.store.users.get(id); return u ? displayName(u) : label; }).slice(0, 300)} terms={terms} />
               </span>
             </button>
           </li>
