@@ -78,6 +78,22 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
 
   useEffect(() => setPrepending(false), [rows.length]);
 
+  // A row that grows at the end (a streamed reply, an edit, a reaction or an image that loads) keeps a view
+  // that was at the bottom there: virtua measures it after the render, so this follows the content's size.
+  const wrap = useRef<HTMLDivElement>(null);
+  const lastIndex = useRef(0);
+  lastIndex.current = rows.length - 1;
+  const shown = timeline.loaded && rows.length > 0;
+  useEffect(() => {
+    const content = wrap.current?.querySelector('.timeline > div');
+    if (!content) return;
+    const follow = new ResizeObserver(() => {
+      if (atBottom.current && lastIndex.current >= 0) list.current?.scrollToIndex(lastIndex.current, { align: 'end' });
+    });
+    follow.observe(content);
+    return () => follow.disconnect();
+  }, [shown, timelineKey]);
+
   // A permalink or search result (client.jumpTo): once its message is in the list, bring it into view;
   // in the conversation's list a reply is represented by its thread's root.
   const h = client.highlight;
@@ -163,7 +179,7 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
     );
   }
   return (
-    <div class="timeline-wrap">
+    <div class="timeline-wrap" ref={wrap}>
       {/* Rows are made only for what is near the viewport (virtua calls this per index), never for the whole history. */}
       <VList ref={list as never} data={rows} class="timeline" shift={prepending} onScroll={onScroll} role="log" aria-label="Messages" aria-live="off">
         {rowElement}
