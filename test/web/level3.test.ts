@@ -145,4 +145,26 @@ describe('web app at feature level 3', function () {
     await page.getByRole('article', { name: /second wording/ }).waitFor();
     app.assertClean();
   });
+
+  it('keeps mute and theme on the server: another device of the person has them', async () => {
+    const ws = await newWorkspace(s);
+    const ch = (await ws.owner.post('/api/v1/channels', { name: uniqueName('noisy') })).body.data as { id: string; name: string };
+    const laptop = await signedIn(b, s.url, ws.ownerKey, `/c/${ch.id}`);
+    await laptop.page.getByRole('button', { name: 'Mute' }).click();
+    await laptop.page.getByRole('button', { name: 'Muted' }).waitFor();
+    const saved = laptop.page.waitForResponse((r) => r.url().endsWith('/api/v1/users/me/preferences') && r.request().method() === 'PATCH');
+    await laptop.page.goto('/settings');
+    await laptop.page.getByRole('tab', { name: 'Preferences' }).click();
+    await laptop.page.getByRole('radio', { name: 'Dark' }).check();
+    expect((await saved).status()).to.equal(200);
+    // A phone (its own browser, its own key) opens the app: muted and dark, as on the laptop.
+    const phone = await signedIn(b, s.url, ws.ownerKey, `/c/${ch.id}`, { width: 390, height: 844 });
+    await phone.page.getByRole('button', { name: 'Muted' }).waitFor();
+    await phone.page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+    // (The phone's sidebar is closed: hidden, so looked for with includeHidden.)
+    expect(await phone.page.getByRole('link', { name: `${ch.name}, muted`, includeHidden: true }).count()).to.equal(1);
+    laptop.assertClean();
+    phone.assertClean();
+  });
 });
+

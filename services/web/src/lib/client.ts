@@ -4,7 +4,7 @@
 import { ApiError, createApi, data, errorMessage, page, all, uploadFile, type Api } from './api.js';
 import { browserKeyRequest, loadSession, saveSession, type SavedSession } from './session.js';
 import { featuresFor } from './features.js';
-import { Prefs, shouldNotify } from './prefs.js';
+import { applyTheme, Prefs, shouldNotify, type Theme } from './prefs.js';
 import { messagePath } from './routes.js';
 import { LiveStream, type StreamState } from './stream.js';
 import { Store, threadKey, type KeyValueStorage } from './store.js';
@@ -189,6 +189,7 @@ export class AxidClient {
     // The open channel's membership (Join or the composer) is asked for first, ahead of the others in the queue.
     await this.loadMemberships([...channels].sort((a, b) => Number(b.id === first) - Number(a.id === first)));
     s.changed();
+    void this.loadPrefs();
     this.startStream();
     // The unread counts' pages wait for it too, so they do not queue in front of it (six connections per host).
     void Promise.resolve(firstPage).then(() => this.primeUnread());
@@ -235,7 +236,7 @@ export class AxidClient {
         const resumed = init.resumed === true;
         this.seenInit = true;
         this.lastResumed = reconnect ? resumed : null;
-        if (reconnect && !resumed) void this.refreshLists();
+        if (reconnect && !resumed) void (this.refreshLists(), this.loadPrefs());
         void this.sync.onInit(reconnect, resumed);
         if (reconnect) this.retryUnsent();
       },
@@ -461,6 +462,37 @@ export class AxidClient {
   setMuted(conversationId: string, on: boolean) {
     this.prefs.setMuted(conversationId, on);
     this.store.changed();
+    void this.savePrefs({ muted_conversation_ids: [...this.prefs.muted()] });
+  }
+
+  setTheme(theme: Theme) {
+    this.prefs.theme = theme;
+    applyTheme(theme);
+    this.store.changed();
+    void this.savePrefs({ theme });
+  }
+
+  /**
+   * Level 3: the person's preferences kept on the server (muted conversations,
+   * theme) replace this browser's copy, so they follow the person across
+   * devices; below, they stay in this browser only. Read at start and after a reconnect.
+   */
+  private async loadPrefs() {
+    if (!this.store.features.serverPrefs) return;
+    const saved = await data(this.api.GET('/api/v1/users/me/preferences')).catch(() => null);
+    if (!saved) return;
+    this.prefs.setAllMuted(saved.muted_conversation_ids);
+    if (saved.updated_at !== null && saved.theme !== this.prefs.theme) {
+      this.prefs.theme = saved.theme;
+      applyTheme(saved.theme);
+    }
+    this.store.changed();
+  }
+
+  private async savePrefs(body: { muted_conversation_ids?: string[]; theme?: Theme }) {
+    if (!this.store.features.serverPrefs) return;
+    // Kept here at once; a failed save is retried by the next change (the browser's copy is the fallback).
+    await data(this.api.PATCH('/api/v1/users/me/preferences', { body })).catch(() => undefined);
   }
 
   /** A desktop notification for a new message, when lib/prefs.ts shouldNotify says so. */

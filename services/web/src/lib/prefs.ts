@@ -57,6 +57,11 @@ export class Prefs {
     return this.muted().has(conversationId);
   }
 
+  /** All at once, as the server keeps them (lib/client.ts loadPrefs). */
+  setAllMuted(ids: string[]) {
+    this.storage.setItem(MUTED, JSON.stringify(ids));
+  }
+
   setMuted(conversationId: string, on: boolean) {
     const set = this.muted();
     if (on) set.add(conversationId);
