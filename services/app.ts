@@ -6,6 +6,7 @@ import type Router from '@koa/router';
 import { AppError } from '../shared/errors.js';
 import type { AppContext, AppState } from '../shared/http/context.js';
 import { clientAddress } from '../shared/http/client-address.js';
+import { compression } from '../shared/http/compression.js';
 import { corsMiddleware } from '../shared/http/cors.js';
 import { renderErrors } from '../shared/http/errors.js';
 import { opsRoutes } from '../shared/http/ops.js';
@@ -33,6 +34,8 @@ export function createApp(rt: Runtime, roles: HttpRoles) {
   // Outside renderErrors, so error answers keep the CORS headers, and before
   // the rate limit, so preflights (answered here) are not counted.
   if (rt.config.corsOrigins.length > 0) app.use(corsMiddleware(rt.config.corsOrigins));
+  // Outside renderErrors too, so error answers are compressed like the rest.
+  app.use(compression());
   app.use(renderErrors);
   app.use(opsRoutes);
   app.use(rateLimit(rt, roles.hookTakesPosts));

@@ -8,7 +8,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Middleware } from 'koa';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import type { Context, Middleware } from 'koa';
 
 export const WEB_DIST = fileURLToPath(new URL('../web/dist/', import.meta.url));
 
@@ -43,9 +44,36 @@ export function contentSecurityPolicy() {
 
 const PASS_THROUGH = /^\/(api|hooks)(\/|$)/;
 
+/** Text files worth compressing (fonts and images are compressed already). */
+const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json', '.map']);
+
+/**
+ * A file's body for this request: the built files never change while they are
+ * served, so each is compressed once, at brotli's best, and kept (the shared
+ * compression middleware, shared/http/compression.ts, leaves an answer that
+ * already has a Content-Encoding alone, and compresses the API's answers).
+ */
+function encoded(ctx: Context, dist: Files, name: string, file: Buffer): Buffer {
+  if (file.length < 1024 || !COMPRESSIBLE.has(path.extname(name) || '.html')) return file;
+  ctx.vary('Accept-Encoding');
+  // brotli when accepted at all (it is smaller), as koa-compress prefers it too.
+  const encoding = ctx.acceptsEncodings('br') === 'br' ? 'br' : ctx.acceptsEncodings('gzip') === 'gzip' ? 'gzip' : null;
+  if (!encoding) return file;
+  const key = `${encoding}:${name}`;
+  let body = dist.compressed.get(key);
+  if (!body) {
+    body = encoding === 'br' ? brotliCompressSync(file, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: file.length } }) : gzipSync(file, { level: 9 });
+    dist.compressed.set(key, body);
+  }
+  ctx.set('Content-Encoding', encoding);
+  return body;
+}
+
 interface Files {
   index: Buffer | null;
   files: Map<string, Buffer>;
+  /** Compressed copies, made on first request: `br:/assets/x.js`. */
+  compressed: Map<string, Buffer>;
   stamp: number;
 }
 
@@ -59,7 +87,7 @@ function readDist(dir: string): Files {
     }
   };
   walk('');
-  return { index: files.get('/index.html') ?? null, files, stamp: statSync(path.join(dir, 'index.html')).mtimeMs };
+  return { index: files.get('/index.html') ?? null, files, compressed: new Map(), stamp: statSync(path.join(dir, 'index.html')).mtimeMs };
 }
 
 export function webApp({ dir = WEB_DIST }: { dir?: string } = {}): Middleware {
@@ -89,13 +117,13 @@ export function webApp({ dir = WEB_DIST }: { dir?: string } = {}): Middleware {
     if (file && ctx.path !== '/index.html') {
       ctx.type = TYPES[path.extname(ctx.path)] ?? 'application/octet-stream';
       ctx.set('Cache-Control', ctx.path.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'public, max-age=3600');
-      ctx.body = file;
+      ctx.body = ctx.method === 'HEAD' ? file : encoded(ctx, dist, ctx.path, file);
       return;
     }
     // A missing hashed asset is a 404, never the page (a stale tab must not parse HTML as script).
     if (ctx.path.startsWith('/assets/')) return next();
     ctx.type = TYPES['.html']!;
     ctx.set('Cache-Control', 'no-cache');
-    ctx.body = dist.index;
+    ctx.body = ctx.method === 'HEAD' ? dist.index : encoded(ctx, dist, '/index.html', dist.index);
   };
 }

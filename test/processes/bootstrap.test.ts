@@ -25,6 +25,12 @@ describe('bootstrap', function () {
       const first = await startProcess(processEnv(env, { BOOTSTRAP_ADMIN_KEY: key }));
       const me = expectOk(await new Client(first.url, key).get('/api/v1/users/me'));
       expect(me.data.role).to.equal('owner');
+      // #general is there, a default channel (new agents join it) with the owner in it.
+      const channels = expectOk(await new Client(first.url, key).get('/api/v1/channels'));
+      const general = channels.data.filter((c: { name: string }) => c.name === 'general');
+      expect(general).to.have.length(1);
+      expect(general[0]).to.include({ is_default: true, is_private: false });
+      expect(expectOk(await new Client(first.url, key).get(`/api/v1/channels/${general[0].id}/members`)).data.map((m: { user_id: string }) => m.user_id)).to.deep.equal([me.data.id]);
       expect(first.output()).not.to.include(key);
       const started = Date.now();
       expect(await first.stop()).to.equal(0);

@@ -1,5 +1,6 @@
 // The web app's client logic, without a browser: the stream reader and its
 // reconnects, the store's rules, the catch-up after a reconnect, rows, links.
+import { createRequire } from 'node:module';
 import { expect } from 'chai';
 import { SseParser } from '../../services/web/src/lib/sse.js';
 import { LiveStream, type StreamState } from '../../services/web/src/lib/stream.js';
@@ -11,6 +12,8 @@ import { safeUrl } from '../../services/web/src/lib/links.js';
 import { browserKeyRequest, keyFromHash } from '../../services/web/src/lib/session.js';
 import { draftKey, loadDraft, saveDraft } from '../../services/web/src/lib/drafts.js';
 import { mentionDoc, mentionedIn } from '../../services/web/src/lib/mentions.js';
+import { COMMON_EMOJI } from '../../services/web/src/lib/emoji-common.js';
+import { searchEmoji } from '../../services/web/src/lib/emoji.js';
 import { shouldNotify } from '../../services/web/src/lib/prefs.js';
 import { channelNameProblem } from '../../services/web/src/lib/rules.js';
 import { searchTerms } from '../../services/web/src/lib/search.js';
@@ -429,7 +432,9 @@ describe('web client: rows, links and sign-in helpers', () => {
     expect(shouldNotify({ ...base, mentioned: false, isDm: true })).to.equal(true);
     expect(shouldNotify({ ...base, mentioned: false })).to.equal(false);
     expect(shouldNotify({ ...base, authorId: 'u1' })).to.equal(false);
-    expect(shouldNotify({ ...base, muted: true })).to.equal(false);
+    // Muted: quiet, but a mention of me still notifies.
+    expect(shouldNotify({ ...base, muted: true })).to.equal(true);
+    expect(shouldNotify({ ...base, muted: true, mentioned: false, isDm: true })).to.equal(false);
     expect(shouldNotify({ ...base, openHere: true })).to.equal(false);
     expect(shouldNotify({ ...base, openHere: true, focused: false })).to.equal(true);
     expect(shouldNotify({ ...base, enabled: false })).to.equal(false);
@@ -477,4 +482,30 @@ describe('web client: rows, links and sign-in helpers', () => {
     expect(keyFromHash('#key=abc_DEF-1')).to.equal('abc_DEF-1');
     expect(keyFromHash('#other=1')).to.equal(null);
   });
+
+  it('has built-in common shortcodes that are the ones of emojibase-data (GitHub shortcodes)', () => {
+    const require = createRequire(import.meta.url);
+    const compact = require('emojibase-data/en/compact.json') as { hexcode: string; unicode: string }[];
+    const github = require('emojibase-data/en/shortcodes/github.json') as Record<string, string | string[]>;
+    const byHex = new Map(compact.map((e) => [e.hexcode, e.unicode]));
+    const full = new Map<string, string>();
+    for (const [hex, codes] of Object.entries(github)) for (const c of [codes].flat()) full.set(c, byHex.get(hex)!);
+    expect(Object.keys(COMMON_EMOJI).length).to.be.greaterThan(200);
+    for (const [code, char] of Object.entries(COMMON_EMOJI)) expect(full.get(code), code).to.equal(char);
+  });
+
+  it('puts exact emoji matches first: a shortcode or name that is the query, then one starting with it, then a tag', () => {
+    const e = (unicode: string, label: string, shortcodes: string[], tags: string[]) => ({ unicode, label, shortcodes, tags, group: 0 });
+    const list = [
+      e('😍', 'smiling face with heart-eyes', ['heart_eyes'], ['face', 'heart', 'love']),
+      e('💔', 'broken heart', ['broken_heart'], ['break', 'broken']),
+      e('💗', 'growing heart', ['heartpulse'], ['excited', 'growing']),
+      e('❤️', 'red heart', ['heart'], ['heart']),
+      e('👍', 'thumbs up', ['+1', 'thumbsup'], ['hand', 'up']),
+    ];
+    expect(searchEmoji(list, 'heart').map((x) => x.unicode)).to.deep.equal(['❤️', '😍', '💗', '💔']);
+    expect(searchEmoji(list, ':+1:').map((x) => x.unicode)).to.deep.equal(['👍']);
+    expect(searchEmoji(list, 'heart', 2)).to.have.length(2);
+  });
 });
+

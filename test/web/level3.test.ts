@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { Stack } from '../../services/stack.js';
 import { level3Stack, newWorkspace, uniqueName } from '../support/stack.js';
-import { screenshot, signedIn, suiteBrowser } from './browser.js';
+import { axeProblems, screenshot, signedIn, suiteBrowser } from './browser.js';
 import { uploadFile } from '../support/files.js';
 
 describe('web app at feature level 3', function () {
@@ -115,6 +115,8 @@ describe('web app at feature level 3', function () {
     await approve.click();
     expect((await acted).status()).to.equal(202);
     await page.getByRole('article', { name: /Deploy\?/ }).getByText('Sent').waitFor();
+    // "Sent" on the filled button is readable (it was muted grey on the accent colour).
+    expect(await axeProblems(page)).to.deep.equal([]);
 
     // Edit history: the earlier version is one click away.
     const mine = await ws.owner.post(`/api/v1/channels/${ch.id}/messages`, { content: 'first wording' });
@@ -122,10 +124,14 @@ describe('web app at feature level 3', function () {
     await page.getByRole('article', { name: /second wording/ }).getByRole('button', { name: '(edited)' }).click();
     const history = page.getByRole('dialog', { name: 'Edit history' });
     await history.getByText('first wording').waitFor();
+    // Drawn above the list, whole (inside the message's row it showed as a sliver).
+    expect((await history.boundingBox())!.height).to.be.greaterThan(150);
     await screenshot(page, 'edit-history');
     await page.keyboard.press('Escape');
 
     // Search (level 3): the result, with the words marked, and a click lands on the message.
+    // Snippets read as the message does, without its markdown marks.
+    await ws.owner.post(`/api/v1/channels/${ch.id}/messages`, { content: 'a **bold** wording with `code`' });
     const search = page.getByRole('searchbox', { name: 'Search messages' });
     await search.fill('wording');
     await search.press('Enter');
@@ -133,6 +139,8 @@ describe('web app at feature level 3', function () {
     const found = results.getByRole('button', { name: /second wording/ });
     await found.waitFor();
     expect(await found.locator('mark').allInnerTexts()).to.deep.equal(['wording']);
+    const marked = results.getByRole('button', { name: /bold wording/ });
+    expect(await marked.locator('.snippet').innerText()).to.equal('a bold wording with code');
     await screenshot(page, 'search-results');
     await found.click();
     await page.getByRole('article', { name: /second wording/ }).waitFor();
@@ -157,6 +165,27 @@ describe('web app at feature level 3', function () {
     await app.page.getByText('This file was removed.').waitFor();
     expect(await app.page.getByRole('link', { name: /Download plan\.txt/ }).count()).to.equal(0);
     app.assertClean();
+  });
+
+  it('keeps mute and theme on the server: another device of the person has them', async () => {
+    const ws = await newWorkspace(s);
+    const ch = (await ws.owner.post('/api/v1/channels', { name: uniqueName('noisy') })).body.data as { id: string; name: string };
+    const laptop = await signedIn(b, s.url, ws.ownerKey, `/c/${ch.id}`);
+    await laptop.page.getByRole('button', { name: 'Mute' }).click();
+    await laptop.page.getByRole('button', { name: 'Muted' }).waitFor();
+    const saved = laptop.page.waitForResponse((r) => r.url().endsWith('/api/v1/users/me/preferences') && r.request().method() === 'PATCH');
+    await laptop.page.goto('/settings');
+    await laptop.page.getByRole('tab', { name: 'Preferences' }).click();
+    await laptop.page.getByRole('radio', { name: 'Dark' }).check();
+    expect((await saved).status()).to.equal(200);
+    // A phone (its own browser, its own key) opens the app: muted and dark, as on the laptop.
+    const phone = await signedIn(b, s.url, ws.ownerKey, `/c/${ch.id}`, { width: 390, height: 844 });
+    await phone.page.getByRole('button', { name: 'Muted' }).waitFor();
+    await phone.page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+    // (The phone's sidebar is closed: hidden, so looked for with includeHidden.)
+    expect(await phone.page.getByRole('link', { name: `${ch.name}, muted`, includeHidden: true }).count()).to.equal(1);
+    laptop.assertClean();
+    phone.assertClean();
   });
 });
 

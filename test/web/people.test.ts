@@ -3,27 +3,10 @@
 // conversation), profile and avatar seen live by the other person, a group DM
 // of three, a channel renamed, and an axe-core check of each main screen.
 // Found by role and accessible name, two people and a bot.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { expect } from 'chai';
-import type { Page } from 'playwright-core';
 import { uploadFile } from '../support/files.js';
 import { newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
-import { screenshot, signedIn, suiteBrowser } from './browser.js';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** axe-core run in the page (evaluated through the debugging protocol, so the CSP stays as it is): serious or critical violations. */
-async function axeProblems(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
-  const result = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run(o: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run({
-      resultTypes: ['violations'],
-    });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
-  });
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.targets.join(', ')}`);
-}
+import { axeProblems, screenshot, signedIn, suiteBrowser } from './browser.js';
 
 async function channelWith(ws: TestWorkspace, members: string[] = [], body: Record<string, unknown> = {}) {
   const res = await ws.owner.post('/api/v1/channels', { name: uniqueName('ch'), ...body });
@@ -90,19 +73,21 @@ describe('web app: people, notifications and accessibility', function () {
     expect(first).to.have.length(1);
     expect(first[0]).to.match(new RegExp(`in #${other.name} \\| look here`));
 
-    // Muted: a mention there says nothing; a DM does.
+    // Muted: the conversation is quiet, but a mention of me there still notifies (as in Slack); so does a DM.
     await sidebar.getByRole('link', { name: new RegExp(other.name) }).click();
     await page.getByRole('button', { name: 'Mute' }).click();
     await page.getByRole('button', { name: 'Muted' }).waitFor();
     await sidebar.getByRole('link', { name: new RegExp(open.name) }).click();
+    await bob.client.post(`/api/v1/channels/${other.id}/messages`, { content: 'plain in the muted channel' });
     await bob.client.post(`/api/v1/channels/${other.id}/messages`, mention('muted mention', me));
-    await sidebar.getByRole('link', { name: `${other.name}, 1 unread, 1 mention, muted` }).waitFor();
+    await sidebar.getByRole('link', { name: `${other.name}, 2 unread, 1 mention, muted` }).waitFor();
     const dm = await bob.client.post('/api/v1/dms', { user_ids: [me.id] });
     await bob.client.post(`/api/v1/dms/${dm.body.data.id}/messages`, { content: 'a direct word' });
-    await page.waitForFunction(() => (window as unknown as { __notes: string[] }).__notes.length >= 2);
+    await page.waitForFunction(() => (window as unknown as { __notes: string[] }).__notes.length >= 3);
     const all = await notes();
-    expect(all).to.have.length(2);
-    expect(all[1]).to.match(/\| a direct word$/);
+    expect(all).to.have.length(3);
+    expect(all[1]).to.match(/\| muted mention @/);
+    expect(all[2]).to.match(/\| a direct word$/);
     app.assertClean();
   });
 

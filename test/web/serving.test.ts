@@ -1,9 +1,13 @@
 // The API role serves the built web app: caching, the CSP, client routes, and
 // the API's own 404s; the web app's API types are not stale.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import { API_TYPES_FILE, webApiTypes } from '../../services/api/openapi-web-types.js';
-import { stack } from '../support/stack.js';
+import { WEB_DIST } from '../../services/api/web-app.js';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { request, type IncomingHttpHeaders } from 'node:http';
+import { newWorkspace, stack, uniqueName } from '../support/stack.js';
 import { ensureWebBuild } from './browser.js';
 
 describe('web app: served by the API role', () => {
@@ -37,6 +41,58 @@ describe('web app: served by the API role', () => {
     expect((await fetch(stack().url + '/assets/gone-1234.js')).status).to.equal(404);
   });
 
+  it('compresses text answers (the app\'s script, the API\'s JSON) with br or gzip as asked; never the event stream, fonts or a stored file', async () => {
+    const ws = await newWorkspace();
+    const html = await (await fetch(stack().url + '/')).text();
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+    const font = readdirSync(path.join(WEB_DIST, 'assets')).find((f) => f.endsWith('.woff2'))!;
+    const auth = { authorization: `Bearer ${ws.ownerKey}` };
+    // An answer past the 1 KB threshold (smaller ones are not worth a compressor).
+    const channel = await ws.owner.post('/api/v1/channels', { name: uniqueName('zip') });
+    expect((await ws.owner.post(`/api/v1/channels/${channel.body.data.id}/messages`, { content: 'a long message '.repeat(200) })).status).to.equal(201);
+    const cases: { path: string; headers?: Record<string, string>; json?: boolean }[] = [
+      { path: script },
+      { path: '/api/v1/openapi.json', json: true },
+      { path: `/api/v1/channels/${channel.body.data.id}/messages`, headers: auth, json: true },
+    ];
+    for (const c of cases) {
+      for (const encoding of ['br', 'gzip'] as const) {
+        const res = await raw(c.path, { ...c.headers, 'accept-encoding': encoding === 'br' ? 'gzip, deflate, br' : 'gzip' });
+        expect(res.headers['content-encoding'], `${c.path} ${encoding}`).to.equal(encoding);
+        expect(res.headers.vary).to.match(/accept-encoding/i);
+        const plain = encoding === 'br' ? brotliDecompressSync(res.body) : gunzipSync(res.body);
+        expect(plain.length, c.path).to.be.greaterThan(res.body.length);
+        if (c.json) JSON.parse(plain.toString('utf8'));
+      }
+      // No Accept-Encoding: as it is.
+      expect((await raw(c.path, { ...c.headers })).headers['content-encoding'], c.path).to.equal(undefined);
+    }
+    // A font is compressed already.
+    expect((await raw(`/assets/${font}`, { 'accept-encoding': 'br, gzip' })).headers['content-encoding']).to.equal(undefined);
+    // A stored text file goes out byte for byte, as stored (its length stays true).
+    const text = 'axid '.repeat(2000);
+    const form = new FormData();
+    form.append('file', new Blob([text], { type: 'text/plain' }), 'notes.txt');
+    const uploaded = await fetch(`${stack().url}/api/v1/files`, { method: 'POST', headers: auth, body: form });
+    expect(uploaded.status).to.equal(201);
+    const fileId = ((await uploaded.json()) as { data: { id: string } }).data.id;
+    const info = (await (await fetch(`${stack().url}/api/v1/files/${fileId}`, { headers: auth })).json()) as { data: { download_url: string } };
+    const download = await raw(new URL(info.data.download_url, stack().url).pathname + new URL(info.data.download_url, stack().url).search, { 'accept-encoding': 'br, gzip' });
+    expect(download.status).to.equal(200);
+    expect(download.headers['content-encoding']).to.equal(undefined);
+    expect(download.body.toString('utf8')).to.equal(text);
+    // The event stream: frames go out as they happen, never held by a compressor.
+    const stream = await new Promise<{ status?: number; encoding?: string | string[] }>((resolve, reject) => {
+      const req = request(`${stack().url}/api/v1/stream`, { headers: { ...auth, 'accept-encoding': 'br, gzip', accept: 'text/event-stream' } }, (res) => {
+        resolve({ status: res.statusCode, encoding: res.headers['content-encoding'] });
+        req.destroy();
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(stream).to.deep.equal({ status: 200, encoding: undefined });
+  });
+
   it('leaves /api/... and /hooks/... to the API: unknown ones keep their JSON 404', async () => {
     for (const path of ['/api/v1/nothing', '/api', '/hooks/nothing/else']) {
       const res = await fetch(stack().url + path);
@@ -51,3 +107,17 @@ describe('web app: served by the API role', () => {
     expect(readFileSync(API_TYPES_FILE, 'utf8') === (await webApiTypes()), 'services/web/src/lib/api-schema.d.ts is stale: run `npm run web:api-types`').to.equal(true);
   });
 });
+
+/** A GET as sent, the body as received (fetch would decode it). */
+function raw(urlPath: string, headers: Record<string, string>) {
+  return new Promise<{ status?: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+    const req = request(stack().url + urlPath, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

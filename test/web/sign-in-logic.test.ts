@@ -4,7 +4,8 @@ import { arrivalFromHash, signInErrorText } from '../../services/web/src/lib/sig
 
 describe('sign-in: link fragments in the web app', () => {
   it('reads what a link asks for', () => {
-    expect(arrivalFromHash('#invite=abc')).to.deep.equal({ kind: 'invite', token: 'abc' });
+    expect(arrivalFromHash('#invite=abc')).to.deep.equal({ kind: 'invite', token: 'abc', email: '' });
+    expect(arrivalFromHash('#invite=abc&email=a%2Bb%40example.com')).to.deep.equal({ kind: 'invite', token: 'abc', email: 'a+b@example.com' });
     expect(arrivalFromHash('#code=c0de')).to.deep.equal({ kind: 'code', code: 'c0de' });
     expect(arrivalFromHash('#reset=r')).to.deep.equal({ kind: 'reset', code: 'r' });
     expect(arrivalFromHash('#key=axid_k')).to.deep.equal({ kind: 'key', key: 'axid_k' });

@@ -18,6 +18,22 @@ describe('web app: signing in at level 3', function () {
   });
   afterEach(async () => clearSignInFailures(s));
 
+  it('fills in the email of an invite made for one address', async () => {
+    const ws = await newWorkspace(s);
+    const admin = await signedIn(b, s.url, ws.ownerKey, '/settings');
+    await admin.page.getByRole('tab', { name: 'People and agents' }).click();
+    const email = uniqueEmail('invited');
+    await admin.page.getByRole('form', { name: 'Create an invite link' }).getByRole('textbox').fill(email);
+    await admin.page.getByRole('button', { name: 'Create invite link' }).click();
+    const link = (await admin.page.getByTestId('invite-link').innerText()).trim();
+    const person = await openApp(b, s.url, new URL(link).pathname + new URL(link).hash);
+    await person.page.getByRole('heading', { name: 'Welcome to Axid' }).waitFor();
+    expect(await person.page.getByLabel('Email').inputValue()).to.equal(email);
+    expect(person.page.url()).to.not.include('email=');
+    person.assertClean();
+    admin.assertClean();
+  });
+
   it('a person invited by link signs up, signs out, signs in with the password, and the admin sees them', async () => {
     const ws = await newWorkspace(s);
     const admin = await signedIn(b, s.url, ws.ownerKey, '/settings');

@@ -180,6 +180,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/me/preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's preferences (muted conversations, theme), the same on every device
+         * @description The caller's preferences (muted conversations, theme), the same on every device. Needs an API key. Answers 200 with `{data: Preferences}`.
+         */
+        get: operations["getApiV1UsersMePreferences"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the caller's preferences (a field given replaces the stored one)
+         * @description Change the caller's preferences (a field given replaces the stored one). Needs an API key. Answers 200 with `{data: Preferences}`.
+         */
+        patch: operations["patchApiV1UsersMePreferences"];
+        trace?: never;
+    };
     "/api/v1/api-keys": {
         parameters: {
             query?: never;
@@ -1626,6 +1650,17 @@ export interface components {
             /** @description Message history lists only: pass as `after` for the page of messages newer than this one; null when there are none newer (feature level 3) */
             prev_cursor?: string | null;
         };
+        Preferences: {
+            /** @description Channels and DMs the person muted: quiet, except for mentions of them */
+            muted_conversation_ids: string[];
+            /**
+             * @description The web app's colours: the system's, or always light or dark
+             * @enum {string}
+             */
+            theme: "system" | "light" | "dark";
+            /** @description Last change; null while all are the defaults */
+            updated_at: string | null;
+        };
         Reaction: {
             message_id: string;
             emoji: string;
@@ -2490,6 +2525,78 @@ export interface operations {
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["NameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1UsersMePreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Preferences"];
+                    };
+                };
+            };
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchApiV1UsersMePreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The whole list (it replaces the stored one) */
+                    muted_conversation_ids?: string[];
+                    /** @enum {string} */
+                    theme?: "system" | "light" | "dark";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Preferences"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];

@@ -4,7 +4,7 @@
 import { ApiError, createApi, data, errorMessage, page, all, uploadFile, type Api } from './api.js';
 import { browserKeyRequest, loadSession, saveSession, type SavedSession } from './session.js';
 import { featuresFor } from './features.js';
-import { Prefs, shouldNotify } from './prefs.js';
+import { applyTheme, Prefs, shouldNotify, type Theme } from './prefs.js';
 import { messagePath } from './routes.js';
 import { LiveStream, type StreamState } from './stream.js';
 import { Store, threadKey, type KeyValueStorage } from './store.js';
@@ -30,6 +30,14 @@ const JUMP_PAGES = 50;
 class JumpError extends Error {}
 /** Conversations whose newest page is fetched at start (for unread counts). */
 const PRIME_LIMIT = 30;
+
+export interface SendOptions {
+  threadId?: string | null;
+  contentJson?: unknown;
+  metadata?: Message['metadata'];
+  /** A retry's: its first attempt's key, so the server posts it once (level 3). */
+  idempotencyKey?: string;
+}
 
 export class AxidClient {
   readonly store: Store;
@@ -181,6 +189,7 @@ export class AxidClient {
     // The open channel's membership (Join or the composer) is asked for first, ahead of the others in the queue.
     await this.loadMemberships([...channels].sort((a, b) => Number(b.id === first) - Number(a.id === first)));
     s.changed();
+    void this.loadPrefs();
     this.startStream();
     // The unread counts' pages wait for it too, so they do not queue in front of it (six connections per host).
     void Promise.resolve(firstPage).then(() => this.primeUnread());
@@ -227,8 +236,9 @@ export class AxidClient {
         const resumed = init.resumed === true;
         this.seenInit = true;
         this.lastResumed = reconnect ? resumed : null;
-        if (reconnect && !resumed) void this.refreshLists();
+        if (reconnect && !resumed) void (this.refreshLists(), this.loadPrefs());
         void this.sync.onInit(reconnect, resumed);
+        if (reconnect) this.retryUnsent();
       },
       onEvent: (type, payload) => {
         this.sync.onEvent(type, payload);
@@ -452,6 +462,37 @@ export class AxidClient {
   setMuted(conversationId: string, on: boolean) {
     this.prefs.setMuted(conversationId, on);
     this.store.changed();
+    void this.savePrefs({ muted_conversation_ids: [...this.prefs.muted()] });
+  }
+
+  setTheme(theme: Theme) {
+    this.prefs.theme = theme;
+    applyTheme(theme);
+    this.store.changed();
+    void this.savePrefs({ theme });
+  }
+
+  /**
+   * Level 3: the person's preferences kept on the server (muted conversations,
+   * theme) replace this browser's copy, so they follow the person across
+   * devices; below, they stay in this browser only. Read at start and after a reconnect.
+   */
+  private async loadPrefs() {
+    if (!this.store.features.serverPrefs) return;
+    const saved = await data(this.api.GET('/api/v1/users/me/preferences')).catch(() => null);
+    if (!saved) return;
+    this.prefs.setAllMuted(saved.muted_conversation_ids);
+    if (saved.updated_at !== null && saved.theme !== this.prefs.theme) {
+      this.prefs.theme = saved.theme;
+      applyTheme(saved.theme);
+    }
+    this.store.changed();
+  }
+
+  private async savePrefs(body: { muted_conversation_ids?: string[]; theme?: Theme }) {
+    if (!this.store.features.serverPrefs) return;
+    // Kept here at once; a failed save is retried by the next change (the browser's copy is the fallback).
+    await data(this.api.PATCH('/api/v1/users/me/preferences', { body })).catch(() => undefined);
   }
 
   /** A desktop notification for a new message, when lib/prefs.ts shouldNotify says so. */
@@ -486,7 +527,14 @@ export class AxidClient {
     return this.isDm(conversationId) ? ('dms' as const) : ('channels' as const);
   }
 
-  async send(conversationId: string, content: string, opts: { threadId?: string | null; contentJson?: unknown; metadata?: Message['metadata'] } = {}) {
+  /**
+   * Sends that failed for want of a connection (no answer, or a 5xx), by their
+   * pending entry's id: posted again, with all they carried, once the stream is
+   * back (onInit). Ones the server refused (4xx) wait for the person.
+   */
+  private unsent = new Map<string, { conversationId: string; content: string; opts: SendOptions }>();
+
+  async send(conversationId: string, content: string, opts: SendOptions = {}) {
     // A send from a segment far back goes to the live end, where the message will be.
     const key = opts.threadId ? threadKey(opts.threadId) : conversationId;
     if (this.store.timeline(key).newerCursor) await this.jumpToNewest(key);
@@ -497,8 +545,8 @@ export class AxidClient {
       ...(opts.metadata ? { metadata: opts.metadata } : {}),
       ...(opts.threadId ? { thread_id: opts.threadId } : {}),
     };
-    // At feature level 3 a retried POST cannot post twice.
-    const headers = this.store.features.idempotentSends ? { 'Idempotency-Key': localId } : undefined;
+    // At feature level 3 a retried POST cannot post twice (a retry sends its first attempt's key).
+    const headers = this.store.features.idempotentSends ? { 'Idempotency-Key': opts.idempotencyKey ?? localId } : undefined;
     try {
       const m =
         this.messagesPath(conversationId) === 'dms'
@@ -507,16 +555,29 @@ export class AxidClient {
       this.store.resolvePending(localId, m);
     } catch (err) {
       this.store.failPending(localId);
+      if (!(err instanceof ApiError) || err.status === 0 || err.status >= 500) this.unsent.set(localId, { conversationId, content, opts: { ...opts, idempotencyKey: opts.idempotencyKey ?? localId } });
       throw err;
     }
   }
 
-  /** A failed send: post it again (its pending entry goes), or drop it. */
+  /** A failed send: post it again (its pending entry goes), with its mentions, thread and metadata. */
   async retry(localId: string) {
+    const saved = this.unsent.get(localId);
+    this.unsent.delete(localId);
     const failed = this.store.messages.get(localId);
-    if (!failed) return;
+    if (!failed || failed.state !== 'failed') return;
     this.store.discardPending(localId);
-    await this.send(failed.channel_id, failed.content, { threadId: failed.thread_id });
+    await this.send(failed.channel_id, failed.content, saved?.opts ?? { threadId: failed.thread_id });
+  }
+
+  /** Whether a failed send will go by itself once the connection is back. */
+  willResend(localId: string) {
+    return this.unsent.has(localId);
+  }
+
+  /** The connection is back: what could not be sent goes now, in the order it was written. */
+  private retryUnsent() {
+    for (const id of [...this.unsent.keys()]) void this.retry(id).catch(() => undefined);
   }
 
   async edit(m: Message, content: string) {

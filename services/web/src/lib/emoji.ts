@@ -1,7 +1,10 @@
 // Emoji from emojibase-data (the Unicode set with labels and tags, GitHub /
-// Slack shortcodes), loaded on first need as a separate chunk, so the initial
-// bundle stays small (npm run web:budget measures both). Until it has loaded
-// a `:shortcode:` shows as typed; listeners re-render once it has.
+// Slack shortcodes), loaded as a separate chunk (618 KB) only when it is
+// needed: the picker opens, or a shortcode not among the common ones built
+// into the first load (lib/emoji-common.ts) must be drawn. So a channel with
+// reactions and `:tada:` in its text loads none of it. Until it has loaded an
+// unknown `:shortcode:` shows as typed; listeners re-render once it has.
+import { COMMON_EMOJI } from './emoji-common.js';
 import type { KeyValueStorage } from './store.js';
 
 export interface EmojiEntry {
@@ -59,13 +62,17 @@ export const emojiLoaded = () => data !== null;
 
 const SHORTCODE = /:([a-z0-9_+-]{1,60}):/gi;
 
-/** The character of a shortcode (without colons), or null (also while the data is loading, which this starts). */
+/**
+ * The character of a shortcode (without colons), or null. A common one comes
+ * from the built-in map; another one starts loading the data (null meanwhile),
+ * unless it has no letter (`:30:` of a time of day is no shortcode to look up).
+ */
 export function emojiFor(shortcode: string): string | null {
-  if (!data) {
-    void loadEmoji();
-    return null;
-  }
-  return data.byCode.get(shortcode.toLowerCase()) ?? null;
+  const code = shortcode.toLowerCase();
+  const common = Object.hasOwn(COMMON_EMOJI, code) ? COMMON_EMOJI[code]! : null;
+  if (data) return data.byCode.get(code) ?? common;
+  if (common === null && /[a-z]/.test(code)) void loadEmoji();
+  return common;
 }
 
 export const hasShortcode = (text: string) => /:[a-z0-9_+-]{1,60}:/i.test(text);
@@ -81,17 +88,29 @@ export const reactionChar = (emoji: string) => (/^[a-z0-9_+-]+$/i.test(emoji) ? 
 
 export const GROUPS = ['Smileys', 'People', 'Components', 'Animals and nature', 'Food and drink', 'Travel and places', 'Activities', 'Objects', 'Symbols', 'Flags'];
 
-/** Emoji whose label, tags or shortcodes contain every word of the query. */
+/**
+ * Emoji whose label, tags or shortcodes contain every word of the query, best
+ * first: a shortcode or label that is the query, then one that starts with it,
+ * then a whole tag, then the rest (each in the data's order). So "heart" gives
+ * ❤️ before 😍, and "+1" gives 👍 first.
+ */
 export function searchEmoji(list: EmojiEntry[], query: string, limit = 200): EmojiEntry[] {
-  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  const q = query.toLowerCase().trim().replace(/^:|:$/g, '');
+  const words = q.split(/\s+/).filter(Boolean);
   if (!words.length) return list.slice(0, limit);
-  const out: EmojiEntry[] = [];
-  for (const e of list) {
+  const rank = (e: EmojiEntry) => {
+    const label = e.label.toLowerCase();
+    if (e.shortcodes.includes(q) || label === q) return 0;
+    if (e.shortcodes.some((c) => c.startsWith(q)) || label.startsWith(q)) return 1;
+    if (e.tags.includes(q)) return 2;
+    return 3;
+  };
+  const found: { e: EmojiEntry; rank: number; at: number }[] = [];
+  list.forEach((e, at) => {
     const hay = `${e.label} ${e.tags.join(' ')} ${e.shortcodes.join(' ')}`.toLowerCase();
-    if (words.every((w) => hay.includes(w))) out.push(e);
-    if (out.length >= limit) break;
-  }
-  return out;
+    if (words.every((w) => hay.includes(w))) found.push({ e, rank: rank(e), at });
+  });
+  return found.sort((a, b) => a.rank - b.rank || a.at - b.at).slice(0, limit).map((f) => f.e);
 }
 
 const RECENT_ITEM = 'axid.emoji.recent';

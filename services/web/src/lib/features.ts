@@ -17,11 +17,13 @@ export interface Features {
   idempotentSends: boolean;
   /** Passwords and links (invite, password reset, sign-in on another device). */
   signInLinks: boolean;
+  /** GET/PATCH /users/me/preferences: muted conversations and the theme follow the person across devices. */
+  serverPrefs: boolean;
   /** `around`, `after` and prev_cursor on history lists: a permalink opens a page around its message, however far back. */
   historyAround: boolean;
 }
 
 export function featuresFor(level: number): Features {
   const three = level >= 3;
-  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three };
+  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three, serverPrefs: three };
 }

@@ -39,6 +39,11 @@ export class Prefs {
     this.storage.setItem(NOTIFY, on ? 'on' : 'off');
   }
 
+  /** Whether the person has answered about notifications here (turned them on or off, or said "not now"). */
+  get notificationsDecided() {
+    return this.storage.getItem(NOTIFY) !== null;
+  }
+
   muted(): Set<string> {
     try {
       const v = JSON.parse(this.storage.getItem(MUTED) ?? '[]') as unknown;
@@ -52,6 +57,11 @@ export class Prefs {
     return this.muted().has(conversationId);
   }
 
+  /** All at once, as the server keeps them (lib/client.ts loadPrefs). */
+  setAllMuted(ids: string[]) {
+    this.storage.setItem(MUTED, JSON.stringify(ids));
+  }
+
   setMuted(conversationId: string, on: boolean) {
     const set = this.muted();
     if (on) set.add(conversationId);
@@ -62,8 +72,9 @@ export class Prefs {
 
 /**
  * Whether a new message deserves a desktop notification: a mention of me or a
- * DM, not mine, not in a muted conversation, and not in the conversation I am
- * looking at in a focused tab.
+ * DM, not mine, and not in the conversation I am looking at in a focused tab.
+ * A muted conversation stays quiet, except that a mention of me in it still
+ * notifies (as in Slack: muting silences the conversation, not people calling me).
  */
 export function shouldNotify(o: {
   authorId: string | null;
@@ -76,7 +87,7 @@ export function shouldNotify(o: {
   enabled: boolean;
   inThread?: boolean;
 }): boolean {
-  if (!o.enabled || o.authorId === o.me || o.muted) return false;
+  if (!o.enabled || o.authorId === o.me || (o.muted && !o.mentioned)) return false;
   if (!o.mentioned && !o.isDm) return false;
   return !(o.openHere && o.focused);
 }

@@ -11,7 +11,7 @@ import type { AxidClient } from './client.js';
 export type Arrival =
   | { kind: 'key'; key: string }
   | { kind: 'code'; code: string }
-  | { kind: 'invite'; token: string }
+  | { kind: 'invite'; token: string; email: string }
   | { kind: 'reset'; code: string }
   | { kind: 'error'; code: string }
   | { kind: 'none' };
@@ -30,7 +30,7 @@ export function arrivalFromHash(hash: string): Arrival {
     const value = params.get(param)?.trim();
     if (!value) continue;
     if (kind === 'key') return { kind, key: value };
-    if (kind === 'invite') return { kind, token: value };
+    if (kind === 'invite') return { kind, token: value, email: params.get('email')?.trim() ?? '' };
     return { kind, code: value };
   }
   return { kind: 'none' };

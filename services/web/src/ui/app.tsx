@@ -66,7 +66,7 @@ export function App() {
 
   if (!ready) return <AppSkeleton />;
   const done = () => (setPending(null), setError(null), navigate('/'));
-  if (pending?.kind === 'invite') return <InviteWelcome token={pending.token} onDone={done} />;
+  if (pending?.kind === 'invite') return <InviteWelcome token={pending.token} email={pending.email} onDone={done} />;
   if (pending?.kind === 'reset') return <ResetPassword code={pending.code} onDone={done} />;
   if (!client.session || !client.store.me) return <SignIn error={error ?? client.signedOutReason} onSignedIn={() => setError(null)} />;
   if (path === '/settings') return <Settings navigate={navigate} />;

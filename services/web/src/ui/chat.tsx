@@ -15,6 +15,7 @@ import { displayName, useStore } from './context.js';
 import { MessageItem } from './message.js';
 import { connectionLabel, conversationTitle, Sidebar } from './sidebar.js';
 import { Timeline } from './timeline.js';
+import { Icon } from './icons.js';
 
 export function Chat({ conversationId, messageId, navigate }: { conversationId: string | null; messageId: string | null; navigate(path: string): void }) {
   const client = useStore();
@@ -23,6 +24,8 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
   const [dialog, setDialog] = useState<'create' | 'switcher' | 'newMessage' | 'people' | 'profile' | 'channelSettings' | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [sidebarOpen, setSidebarOpen] = useState(false);
+  // Opening a conversation (sidebar, switcher, a new DM or channel) puts the caret in its composer, as Slack does.
+  const [focusComposer, setFocusComposer] = useState(0);
 
   // The tab title counts what is unread everywhere.
   const total = client.store.totalUnread();
@@ -61,6 +64,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
 
   const open = (id: string) => {
     setSidebarOpen(false);
+    setFocusComposer((n) => n + 1);
     navigate(conversationPath(id));
   };
   const s = client.store;
@@ -75,6 +79,17 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
 
   return (
     <div class={`chat${sidebarOpen ? ' sidebar-open' : ''}`}>
+      {/* The first Tab stop: past the sidebar and the header, to the message box (else the conversation). */}
+      <a
+        class="skip-link"
+        href="#conversation"
+        onClick={(e) => {
+          e.preventDefault();
+          (document.querySelector<HTMLElement>('#conversation .composer textarea') ?? document.getElementById('conversation'))?.focus();
+        }}
+      >
+        Skip to the message box
+      </a>
       <Sidebar
         current={conversationId}
         onOpen={open}
@@ -86,9 +101,9 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
         onProfile={() => setDialog('profile')}
       />
       {sidebarOpen ? <div class="backdrop" aria-hidden="true" onClick={() => setSidebarOpen(false)} /> : null}
-      <main class="conversation" aria-label={conversationId ? conversationTitle(client, conversationId) : 'No conversation'}>
+      <main id="conversation" tabIndex={-1} class="conversation" aria-label={conversationId ? conversationTitle(client, conversationId) : 'No conversation'}>
         <header class="conv-header">
-          <button class="icon menu" aria-label="Show conversations" onClick={() => setSidebarOpen(!sidebarOpen)}>☰</button>
+          <button class="icon menu" aria-label="Show conversations" onClick={() => setSidebarOpen(!sidebarOpen)}><Icon name="menu" size={20} /></button>
           {/* On narrow screens the sidebar (and its announced status) is hidden: the state shows here too. */}
           <SearchBox onResults={setSearch} />
           <span class={`conn conn-${client.streamState} narrow-only`} aria-hidden="true">{connectionLabel(client)}</span>
@@ -132,6 +147,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
         {error ? <p class="error banner" role="alert">{error}</p> : null}
         {client.jumpProblem ? <p class="error banner" role="alert">{client.jumpProblem}</p> : null}
         <ReconnectBanner />
+        <NotificationsPrompt />
         <p class="sr-only" aria-live="polite">{announcement}</p>
         {conversationId && known ? (
           <>
@@ -139,7 +155,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
             <p class="typing" aria-live="polite">
               {typing.length ? `${typing.map((u) => displayName(s.users.get(u))).join(', ')} ${typing.length === 1 ? 'is' : 'are'} typing…` : ''}
             </p>
-            {member ? <Composer key={conversationId} conversationId={conversationId} threadId={null} label={`Message ${conversationTitle(client, conversationId)}`} /> : <p class="muted join-hint">Join the channel to post.</p>}
+            {member ? <Composer key={conversationId} conversationId={conversationId} threadId={null} focusRequest={focusComposer} label={`Message ${conversationTitle(client, conversationId)}`} /> : <p class="muted join-hint">Join the channel to post.</p>}
           </>
         ) : (
           <div class="empty">
@@ -151,7 +167,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
         <aside class="panel thread" aria-label="Thread">
           <header>
             <h2>Thread</h2>
-            <button class="icon" aria-label="Close thread" onClick={() => client.closeThread()}>✕</button>
+            <button class="icon" aria-label="Close thread" onClick={() => client.closeThread()}><Icon name="close" /></button>
           </header>
           <div class="thread-root">
             <MessageItem message={thread} grouped={false} inThread />
@@ -183,6 +199,22 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
   );
 }
 
+/**
+ * Offers desktop notifications in the chat, as Slack does, until the person
+ * answers (Turn on asks the browser, from this click; Not now is remembered).
+ */
+function NotificationsPrompt() {
+  const client = useStore();
+  if (typeof Notification === 'undefined' || Notification.permission === 'denied' || client.prefs.notificationsDecided) return null;
+  return (
+    <p class="banner notify-prompt" role="region" aria-label="Desktop notifications">
+      Get a desktop notification when someone mentions you or writes to you directly.{' '}
+      <button class="btn btn-primary small" onClick={() => void client.enableNotifications()}>Turn on notifications</button>{' '}
+      <button class="btn small" onClick={() => client.disableNotifications()}>Not now</button>
+    </p>
+  );
+}
+
 /** Says what happens while the stream is down (the sidebar's badge is small and hidden on phones). */
 function ReconnectBanner() {
   const client = useStore();
@@ -210,7 +242,7 @@ function MembersPanel({ channelId, onClose }: { channelId: string; onClose(): vo
     <aside class="panel" aria-label="Channel members">
       <header>
         <h2>Members</h2>
-        <button class="icon" aria-label="Close members" onClick={onClose}>✕</button>
+        <button class="icon" aria-label="Close members" onClick={onClose}><Icon name="close" /></button>
       </header>
       {error ? <p class="error" role="alert">{error}</p> : null}
       <form class="row" onSubmit={(e) => (e.preventDefault(), adding && run(() => client.addMember(channelId, adding)))}>

@@ -10,13 +10,15 @@ import { mentionDoc, mentionedIn } from '../lib/mentions.js';
 import { EmojiPicker } from './emoji-picker.js';
 import type { User } from '../lib/types.js';
 import { displayName, useClient } from './context.js';
+import { Icon } from './icons.js';
 
 interface Upload {
   name: string;
   progress: number;
 }
 
-export function Composer({ conversationId, threadId, label }: { conversationId: string; threadId: string | null; label: string }) {
+/** `focusRequest`: the caret goes into the text box whenever it changes (and at mount when it is not 0). */
+export function Composer({ conversationId, threadId, label, focusRequest = 0 }: { conversationId: string; threadId: string | null; label: string; focusRequest?: number }) {
   const client = useClient();
   const storageKey = draftKey(conversationId, threadId);
   const [text, setText] = useState(() => loadDraft(client.storage, storageKey));
@@ -27,6 +29,16 @@ export function Composer({ conversationId, threadId, label }: { conversationId: 
   const [emoji, setEmoji] = useState(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const listId = `mentions-${threadId ?? conversationId}`;
+
+  // After paint: a dialog that closed in the same render (the Ctrl+K switcher) gives focus back first.
+  useEffect(() => {
+    if (focusRequest) area.current?.focus();
+  }, [focusRequest]);
+
+  // A send that failed for want of a connection goes again by itself once it is back (client.send): its error goes then.
+  useEffect(() => {
+    if (client.streamState === 'live') setError(null);
+  }, [client.streamState]);
 
   // Saved a moment after typing stops, and at once when the composer goes or the page is left.
   const latest = useRef(text);
@@ -159,9 +171,9 @@ export function Composer({ conversationId, threadId, label }: { conversationId: 
             }
           }}
         />
-        <button type="button" class="btn attach" aria-label="Insert emoji" title="Insert emoji" onClick={() => setEmoji(true)}>☺</button>
+        <button type="button" class="btn attach" aria-label="Insert emoji" title="Insert emoji" onClick={() => setEmoji(true)}><Icon name="smile" size={18} /></button>
         <label class="btn attach" title="Attach a file">
-          📎<span class="sr-only">Attach a file</span>
+          <Icon name="paperclip" size={18} /><span class="sr-only">Attach a file</span>
           <input type="file" class="sr-only" onChange={(e) => (void upload([...(e.currentTarget.files ?? [])]), (e.currentTarget.value = ''))} />
         </label>
         <button type="submit" class="btn btn-primary" disabled={uploads.length > 0}>

@@ -3,19 +3,21 @@
 // (API keys, invite links, sign-in links).
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import { Icon, type IconName } from './icons.js';
 
 /** Copies `text`; says "Copied" after. `glyph` makes it an icon button (the message toolbar). */
-export function CopyButton({ text, label, glyph }: { text: string; label: string; glyph?: string }) {
+export function CopyButton({ text, label, glyph, tabIndex }: { text: string; label: string; glyph?: IconName; tabIndex?: number }) {
   const [done, setDone] = useState(false);
   return (
     <button
       type="button"
+      tabIndex={tabIndex}
       class={glyph ? undefined : 'btn small'}
       aria-label={label}
       title={glyph ? (done ? 'Copied' : label) : undefined}
       onClick={() => void navigator.clipboard?.writeText(text).then(() => setDone(true), () => setDone(false))}
     >
-      {glyph ? (done ? '✓' : glyph) : done ? 'Copied' : 'Copy'}
+      {glyph ? <Icon name={done ? 'check' : glyph} /> : done ? 'Copied' : 'Copy'}
     </button>
   );
 }

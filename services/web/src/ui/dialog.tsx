@@ -1,6 +1,11 @@
 // The one modal dialog of the app (create channel, switcher, emoji, profile,
-// new message, channel settings, lightbox).
+// new message, channel settings, lightbox, edit history). Drawn at the
+// document's root through a portal: one opened from a message would otherwise
+// sit inside the virtual list's row (`contain: layout`) within `.timeline`
+// (`contain: strict`), where `position: fixed` is relative to the row, so it
+// was clipped and the next rows were drawn over it.
 import type { ComponentChildren } from 'preact';
+import { createPortal } from 'preact/compat';
 import { useLayoutEffect, useRef } from 'preact/hooks';
 
 const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
@@ -31,12 +36,13 @@ export function Dialog({ title, onClose, children, wide, class: extra }: { title
     if (e.shiftKey && (document.activeElement === first || !inside)) (e.preventDefault(), last.focus());
     else if (!e.shiftKey && (document.activeElement === last || !inside)) (e.preventDefault(), first.focus());
   };
-  return (
+  return createPortal(
     <div class="overlay" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
       <div ref={box} class={`dialog${wide ? ' wide' : ''}${extra ? ` ${extra}` : ''}`} role="dialog" aria-modal="true" aria-label={title} tabIndex={-1} onKeyDown={trap}>
         <h2>{title}</h2>
         {children}
       </div>
-    </div>
+    </div>,
+    document.body,
   );
 }

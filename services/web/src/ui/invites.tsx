@@ -24,7 +24,8 @@ export function Invites() {
     e.preventDefault();
     run(async () => {
       const made = await data(client.api.POST('/api/v1/invites', { body: { role, expires_in_hours: Number(hours), ...(email.trim() ? { email: email.trim() } : {}) } }));
-      setLink(made.url);
+      // An invite for one address carries it in the link's fragment, so the welcome page fills it in (the server checks it).
+      setLink(email.trim() ? `${made.url}&email=${encodeURIComponent(email.trim())}` : made.url);
       setEmail('');
     });
   };

@@ -2,11 +2,10 @@
 // markdown-it with raw HTML off, then DOMPurify with the one link rule of
 // lib/links.ts, as a second defence. content_json never goes through here.
 import DOMPurify from 'dompurify';
-import MarkdownIt from 'markdown-it';
 import { emojiLoaded, hasShortcode, replaceShortcodes } from '../lib/emoji.js';
 import { safeUrl } from '../lib/links.js';
+import { md } from '../lib/markdown.js';
 
-const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
 // markdown-it's own link check allows http: and data:image; ours is stricter and runs in the hook below.
 
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
@@ -45,6 +44,26 @@ function emojify(root: DocumentFragment) {
 }
 
 const cache = new Map<string, string>();
+
+/** A message as plain text, as it reads once rendered (search snippets): no markdown marks, mentions by name. */
+export function plainText(content: string, doc?: { content?: unknown[] } | null, nameOf: (id: string, label: string) => string = (_id, label) => label): string {
+  if (doc && Array.isArray(doc.content) && doc.content.length) {
+    const out: string[] = [];
+    const walk = (n: { type?: string; text?: string; attrs?: Record<string, unknown>; content?: unknown[] }) => {
+      if (n.type === 'text') out.push(n.text ?? '');
+      else if (n.type === 'mention') out.push(`@${nameOf(String(n.attrs?.id ?? ''), String(n.attrs?.label ?? 'someone'))}`);
+      else if (n.type === 'hard_break' || n.type === 'hardBreak') out.push(' ');
+      for (const c of n.content ?? []) walk(c as typeof n);
+      if (n.type === 'paragraph' || n.type === 'heading' || n.type === 'list_item' || n.type === 'listItem') out.push(' ');
+    };
+    for (const c of doc.content) walk(c as Parameters<typeof walk>[0]);
+    return out.join('').replace(/\s+/g, ' ').trim();
+  }
+  const box = document.createElement('div');
+  // DOMPurify's output (contentToHtml), read back as text only.
+  box.innerHTML = contentToHtml(content).replace(/<\/(p|li|h[1-6]|pre|blockquote)>|<br\s*\/?>/g, '$& ');
+  return (box.textContent ?? '').replace(/\s+/g, ' ').trim();
+}
 
 export function contentToHtml(content: string): string {
   const key = `${emojiLoaded() ? 'e' : 'n'}${content}`;

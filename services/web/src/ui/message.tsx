@@ -14,6 +14,7 @@ import { avatarFileId, sameOriginPath, type AxidClient } from '../lib/client.js'
 import { emojiFor, reactionChar } from '../lib/emoji.js';
 import { displayName, useClient } from './context.js';
 import { CopyButton } from './copy-button.js';
+import { Icon } from './icons.js';
 import { permalink } from '../lib/routes.js';
 
 const AVATAR_COLOURS = 10;
@@ -47,10 +48,41 @@ export function Avatar({ userId, display, size = 36 }: { userId: string | null; 
   const emoji = display?.icon_emoji ? emojiFor(display.icon_emoji.slice(1, -1)) : null;
   if (emoji) return <span class={`avatar s${size} emoji-avatar`} aria-hidden="true">{emoji}</span>;
   return (
-    <span class={`avatar s${size} initials ${colourClass(display?.username ? `${userId}:${display.username}` : userId ?? name)}`} aria-hidden="true">
-      {initials(name)}
-    </span>
+    // The letters are drawn by CSS (attr()), not text: a link holding an avatar is named by what it says, and text
+    // the eye reads but the name leaves out is a mismatch (axe label-content-name-mismatch on DM items).
+    <span class={`avatar s${size} initials ${colourClass(display?.username ? `${userId}:${display.username}` : userId ?? name)}`} aria-hidden="true" data-initials={initials(name)} />
   );
+}
+
+/** What a message offers besides its text: reached with the arrow keys from the message (one Tab stop per message, as in Slack). */
+const ACTIONS = '.toolbar button, .reactions button, .thread-link, button.edited';
+
+/**
+ * Keys on a message (the article is the Tab stop): Left and Right walk its actions,
+ * Up and Down go to the message before or after, Escape from an action comes back
+ * to the message. Keys typed in its edit box or in a link of its text are theirs.
+ */
+function onMessageKey(e: KeyboardEvent) {
+  const article = e.currentTarget as HTMLElement;
+  const target = e.target as HTMLElement;
+  const actions = [...article.querySelectorAll<HTMLElement>(ACTIONS)];
+  const at = actions.indexOf(target);
+  if (target !== article && at < 0) return;
+  if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
+    if (!actions.length) return;
+    e.preventDefault();
+    const step = e.key === 'ArrowRight' ? 1 : -1;
+    const next = at < 0 ? (step > 0 ? 0 : actions.length - 1) : (at + step + actions.length) % actions.length;
+    actions[next]!.focus();
+  } else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+    const list = [...(article.closest('[role="log"], .thread-root') ?? document).querySelectorAll<HTMLElement>('article.message')];
+    const other = list[list.indexOf(article) + (e.key === 'ArrowDown' ? 1 : -1)];
+    e.preventDefault();
+    other?.focus();
+  } else if (e.key === 'Escape' && at >= 0) {
+    // Back to the message; the key goes on (an open thread or panel still closes on Escape).
+    article.focus();
+  }
 }
 
 export function MessageItem({ message, grouped, inThread }: { message: ShownMessage; grouped: boolean; inThread?: boolean }) {
@@ -72,11 +104,13 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
 
   return (
     <article
-      class={`message${grouped ? ' grouped' : ''}${highlighted ? ' highlight' : ''}`}
+      class={`message${grouped ? ' grouped' : ''}${highlighted ? ' highlight' : ''}${picker ? ' acting' : ''}`}
       aria-current={highlighted ? 'true' : undefined}
       data-state={message.state}
       data-message-id={message.id}
       aria-label={`${name}: ${message.content.slice(0, 100)}`}
+      tabIndex={0}
+      onKeyDown={onMessageKey}
     >
       <div class="gutter">{grouped ? null : <Avatar userId={message.author_id} display={message.display} />}</div>
       <div class="main">
@@ -100,7 +134,16 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
               })();
             }}
           >
-            <textarea aria-label="Edit message" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} onKeyDown={(e) => e.key === 'Escape' && setEditing(false)} />
+            <textarea
+              aria-label="Edit message"
+              value={draft}
+              onInput={(e) => setDraft(e.currentTarget.value)}
+              onKeyDown={(e) => {
+                // As in the composer: Enter saves, Shift+Enter breaks the line (never during IME composition).
+                if (e.key === 'Escape') setEditing(false);
+                else if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) (e.preventDefault(), e.currentTarget.form?.requestSubmit());
+              }}
+            />
             <button type="submit" class="btn btn-primary small">Save</button>
             <button type="button" class="btn small" onClick={() => setEditing(false)}>Cancel</button>
           </form>
@@ -114,7 +157,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
         ) : null}
         {message.edited_at ? (
           store.features.editHistory && message.state === 'sent' ? (
-            <button class="link edited" title={`Edited ${new Date(message.edited_at).toLocaleString()}: show earlier versions`} onClick={() => setHistory(true)}>
+            <button class="link edited" tabIndex={-1} title={`Edited ${new Date(message.edited_at).toLocaleString()}: show earlier versions`} onClick={() => setHistory(true)}>
               (edited)
             </button>
           ) : (
@@ -131,7 +174,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
         ) : null}
         {message.state === 'failed' ? (
           <p class="error" role="alert">
-            Not sent.{' '}
+            {client.willResend(message.id) ? 'Not sent: it goes when the connection is back.' : 'Not sent.'}{' '}
             <button class="link" onClick={act(() => client.retry(message.id))}>Retry</button>{' '}
             <button class="link" onClick={() => client.store.discardPending(message.id)}>Discard</button>
           </p>
@@ -142,6 +185,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
             <button
               key={r.emoji}
               class={`reaction${r.user_ids.includes(me.id) ? ' mine' : ''}`}
+              tabIndex={-1}
               aria-pressed={r.user_ids.includes(me.id)}
               title={`${r.user_ids.map((id) => displayName(store.users.get(id))).join(', ')} reacted with :${r.emoji}:`}
               onClick={act(() => client.toggleReaction(message, r.emoji))}
@@ -151,7 +195,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
           ))}
         </div>
         {!inThread && message.thread ? (
-          <button class="link thread-link" onClick={() => void client.openThreadOf(message.id)}>
+          <button class="link thread-link" tabIndex={-1} onClick={() => void client.openThreadOf(message.id)}>
             {message.thread.reply_count} {message.thread.reply_count === 1 ? 'reply' : 'replies'}
           </button>
         ) : null}
@@ -159,13 +203,13 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
       </div>
       {message.state === 'sent' ? (
         <div class="toolbar" role="toolbar" aria-label="Message actions">
-          <button aria-label="Add reaction" title="Add reaction" onClick={() => setPicker(!picker)}>☺</button>
-          {!inThread ? <button aria-label="Reply in thread" title="Reply in thread" onClick={() => void client.openThreadOf(message.id)}>↩</button> : null}
-          <CopyButton text={permalink(location.origin, message)} label="Copy link" glyph="🔗" />
-          {mine ? <button aria-label="Edit message" title="Edit" onClick={() => (setDraft(message.content), setEditing(true))}>✎</button> : null}
+          <button tabIndex={-1} aria-label="Add reaction" title="Add reaction" onClick={() => setPicker(!picker)}><Icon name="smile" /></button>
+          {!inThread ? <button tabIndex={-1} aria-label="Reply in thread" title="Reply in thread" onClick={() => void client.openThreadOf(message.id)}><Icon name="reply" /></button> : null}
+          <CopyButton text={permalink(location.origin, message)} label="Copy link" glyph="link" tabIndex={-1} />
+          {mine ? <button tabIndex={-1} aria-label="Edit message" title="Edit" onClick={() => (setDraft(message.content), setEditing(true))}><Icon name="pencil" /></button> : null}
           {mine || client.isAdmin() ? (
-            <button aria-label="Delete message" title="Delete" onClick={act(async () => (confirm('Delete this message?') ? client.remove(message) : undefined))}>
-              🗑
+            <button tabIndex={-1} aria-label="Delete message" title="Delete" onClick={act(async () => (confirm('Delete this message?') ? client.remove(message) : undefined))}>
+              <Icon name="trash" />
             </button>
           ) : null}
         </div>
@@ -232,7 +276,7 @@ function FileAttachment({ data }: { data: Record<string, unknown> }) {
       {zoom && linkHref ? <Lightbox src={linkHref} alt={name} onClose={() => setZoom(false)} /> : null}
       {linkHref ? (
         <a class="btn small" href={linkHref} download={name} rel="noopener noreferrer">
-          ⬇ Download {name}
+          <Icon name="download" size={14} /> Download {name}
         </a>
       ) : (
         <span class="muted">{error ?? `${name} (loading…)`}</span>

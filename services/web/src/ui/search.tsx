@@ -8,6 +8,8 @@ import { searchTerms } from '../lib/search.js';
 import type { Message } from '../lib/types.js';
 import { displayName, useStore } from './context.js';
 import { conversationTitle } from './sidebar.js';
+import { Icon } from './icons.js';
+import { plainText } from './markdown.js';
 
 function Highlighted({ text, terms }: { text: string; terms: string[] }) {
   if (!terms.length) return <>{text}</>;
@@ -41,7 +43,7 @@ export function SearchResults({ query, onClose, onJump }: { query: string; onClo
     <aside class="panel" aria-label="Search results">
       <header>
         <h2>Results for “{query}”</h2>
-        <button class="icon" aria-label="Close search results" onClick={onClose}>✕</button>
+        <button class="icon" aria-label="Close search results" onClick={onClose}><Icon name="close" /></button>
       </header>
       {error ? <p class="error" role="alert">{error}</p> : null}
       {!results && !error ? <div class="skeleton line w80" role="status" aria-label="Searching" /> : null}
@@ -54,7 +56,7 @@ export function SearchResults({ query, onClose, onJump }: { query: string; onClo
                 {new Date(m.created_at).toLocaleString()}
               </span>
               <span class="snippet">
-                <Highlighted text={m.content.slice(0, 300)} terms={terms} />
+                <Highlighted text={plainText(m.content, m.content_json, (id, label) => { const u = client.store.users.get(id); return u ? displayName(u) : label; }).slice(0, 300)} terms={terms} />
               </span>
             </button>
           </li>

@@ -3,7 +3,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { all, data, errorMessage, page } from '../lib/api.js';
-import { applyTheme, type Theme } from '../lib/prefs.js';
+import type { Theme } from '../lib/prefs.js';
 import type { ApiKey, Role, User, Webhook, Workspace } from '../lib/types.js';
 import { displayName, useStore } from './context.js';
 import { CopyButton, ShownOnce } from './copy-button.js';
@@ -45,11 +45,8 @@ function Preferences() {
   const [error, setError] = useState<string | null>(null);
   const supported = typeof Notification !== 'undefined';
   const denied = supported && Notification.permission === 'denied';
-  const setTheme = (t: Theme) => {
-    prefs.theme = t;
-    applyTheme(t);
-    client.store.changed();
-  };
+  // At level 3 the choice follows the person to their other devices (client.setTheme).
+  const setTheme = (t: Theme) => client.setTheme(t);
   return (
     <>
       <h2>Appearance</h2>

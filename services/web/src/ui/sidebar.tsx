@@ -57,7 +57,9 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
   const others = channels.filter((c) => !s.memberOf.has(c.id));
   const state = client.streamState;
 
-  // The link's accessible name carries what the eye reads from its badges.
+  // The link's accessible name carries what the eye reads from its badges. It must contain the text
+  // seen (axe label-content-name-mismatch): a space between the name and a tag, so "general default"
+  // is read, not "generaldefault"; avatars draw their initials with CSS (message.tsx).
   const accessibleName = (id: string, title: string, extra: string[] = []) =>
     [title, ...extra, unreadLabel(s.unreadCount(id), s.mentionCount(id)), client.prefs.isMuted(id) ? 'muted' : ''].filter(Boolean).join(', ');
   const item = (c: Channel, sub = false) => {
@@ -72,7 +74,7 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
           onClick={(e) => (e.preventDefault(), onOpen(c.id))}
         >
           <span aria-hidden="true">{c.is_private ? '🔒' : '#'}</span>
-          <span class="name">{c.name}</span>
+          <span class="name">{c.name}</span>{' '}
           {c.is_default ? <span class="tag" title="Default channel: new agents join it">default</span> : null}
           <Badge id={c.id} />
         </a>
@@ -125,7 +127,7 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
                 onClick={(e) => (e.preventDefault(), onOpen(d.id))}
               >
                 {d.kind === 'group_dm' || !others[0] ? <span aria-hidden="true">👥</span> : <Avatar userId={others[0]} size={24} />}
-                <span class="name">{title}</span>
+                <span class="name">{title}</span>{' '}
                 {bot ? <span class="badge">bot</span> : null}
                 {others[0] && d.kind !== 'group_dm' ? <PresenceDot userId={others[0]} /> : null}
                 <Badge id={d.id} />

@@ -164,11 +164,11 @@ function NewPasswordForm(props: {
 }
 
 /** The page an invite link opens: the account is made and signed in at once. */
-export function InviteWelcome({ token, onDone }: { token: string; onDone(): void }) {
+export function InviteWelcome({ token, email: invitedEmail = '', onDone }: { token: string; email?: string; onDone(): void }) {
   const client = useStore();
   const [name, setName] = useState('');
   const [displayName, setDisplayName] = useState('');
-  const [email, setEmail] = useState('');
+  const [email, setEmail] = useState(invitedEmail);
   return (
     <NewPasswordForm
       title="Welcome to Axid"

@@ -6,8 +6,14 @@ import type { VNode } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { VList, type VListHandle } from 'virtua';
 import { buildRows, type Row } from '../lib/rows.js';
+import type { AxidClient } from '../lib/client.js';
 import { useStore } from './context.js';
 import { MessageItem } from './message.js';
+import { Icon } from './icons.js';
+
+type ReadMark = { afterId: string | null; afterTime: string | null; me: string | null };
+const readMarkNow = (store: AxidClient['store'], id: string): ReadMark => ({ afterId: store.lastReadId(id), afterTime: store.lastReadAt(id) || null, me: store.me?.id ?? null });
+const timelineLoaded = (store: AxidClient['store'], key: string) => store.timeline(key).loaded;
 
 const dayLabel = (iso: string) => new Date(iso).toLocaleDateString(undefined, { weekday: 'long', year: 'numeric', month: 'long', day: 'numeric' });
 
@@ -16,8 +22,13 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
   const store = client.store;
   const messages = store.list(timelineKey);
   // Where the person stopped reading, as it was when the conversation opened (the line stays while they read on).
-  const readMark = useMemo(() => (inThread ? null : { afterId: store.lastReadId(conversationId), afterTime: store.lastReadAt(conversationId) || null, me: store.me?.id ?? null }), [timelineKey]);
-  const rows = useMemo(() => buildRows(messages, dayLabel, readMark ?? undefined), [store.version, timelineKey]);
+  // Moved on, though, while they watch the end with nothing unread: what arrives then is seen, not new.
+  const mark = useRef<{ key: string; at: ReadMark | null } | null>(null);
+  if (mark.current?.key !== timelineKey) mark.current = { key: timelineKey, at: inThread ? null : readMarkNow(store, conversationId) };
+  const [markMoved, setMarkMoved] = useState(0);
+  const rows = useMemo(() => buildRows(messages, dayLabel, mark.current!.at ?? undefined), [store.version, timelineKey, markMoved]);
+  const lineAtOpen = useRef<{ key: string; drawn: boolean } | null>(null);
+  if (lineAtOpen.current?.key !== timelineKey && timelineLoaded(store, timelineKey)) lineAtOpen.current = { key: timelineKey, drawn: rows.some((r) => r.kind === 'unread') };
   const list = useRef<VListHandle>(null);
   const atBottom = useRef(true);
   const [prepending, setPrepending] = useState(false);
@@ -34,7 +45,15 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
     if (atBottom.current || lastKey.current === null) {
       list.current?.scrollToIndex(rows.length - 1, { align: 'end' });
       // The end is on screen: what arrived is read (at level 3 the server hears of it, once per newest message).
-      if (!inThread) store.markRead(conversationId);
+      if (!inThread) {
+        store.markRead(conversationId);
+        const watched = lastKey.current !== null && document.visibilityState === 'visible' && lineAtOpen.current?.drawn === false;
+        if (watched && rows.some((r) => r.kind === 'unread')) {
+          const newest = messages.findLast((m) => m.state === 'sent');
+          mark.current = { key: timelineKey, at: newest ? { afterId: newest.id, afterTime: newest.created_at, me: store.me?.id ?? null } : null };
+          setMarkMoved((n) => n + 1);
+        }
+      }
     }
     // Pages below a segment far back are no news: the "Jump to newest" control stands for them.
     else if (last !== lastKey.current && !prepending && timeline.newerCursor === null) setNewCount((n) => n + 1);
@@ -58,6 +77,22 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
   }, [timelineKey]);
 
   useEffect(() => setPrepending(false), [rows.length]);
+
+  // A row that grows at the end (a streamed reply, an edit, a reaction or an image that loads) keeps a view
+  // that was at the bottom there: virtua measures it after the render, so this follows the content's size.
+  const wrap = useRef<HTMLDivElement>(null);
+  const lastIndex = useRef(0);
+  lastIndex.current = rows.length - 1;
+  const shown = timeline.loaded && rows.length > 0;
+  useEffect(() => {
+    const content = wrap.current?.querySelector('.timeline > div');
+    if (!content) return;
+    const follow = new ResizeObserver(() => {
+      if (atBottom.current && lastIndex.current >= 0) list.current?.scrollToIndex(lastIndex.current, { align: 'end' });
+    });
+    follow.observe(content);
+    return () => follow.disconnect();
+  }, [shown, timelineKey]);
 
   // A permalink or search result (client.jumpTo): once its message is in the list, bring it into view;
   // in the conversation's list a reply is represented by its thread's root.
@@ -144,7 +179,7 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
     );
   }
   return (
-    <div class="timeline-wrap">
+    <div class="timeline-wrap" ref={wrap}>
       {/* Rows are made only for what is near the viewport (virtua calls this per index), never for the whole history. */}
       <VList ref={list as never} data={rows} class="timeline" shift={prepending} onScroll={onScroll} role="log" aria-label="Messages" aria-live="off">
         {rowElement}
@@ -157,11 +192,11 @@ export function Timeline({ timelineKey, conversationId, inThread }: { timelineKe
             void client.jumpToNewest(timelineKey);
           }}
         >
-          Jump to newest ↓
+          Jump to newest <Icon name="arrowDown" size={14} />
         </button>
       ) : newCount > 0 ? (
         <button class="new-toast" onClick={() => (list.current?.scrollToIndex(rows.length - 1, { align: 'end' }), setNewCount(0))}>
-          {newCount} new ↓
+          {newCount} new <Icon name="arrowDown" size={14} />
         </button>
       ) : null}
     </div>
