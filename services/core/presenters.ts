@@ -5,6 +5,7 @@
 // declaration becomes a renderer bound to the level, so core services render
 // and query through `rt.presenters` and never ask the level themselves
 // (docs/architecture.md, "Where the level is read").
+import { apiKeyPresenter, type PresentApiKey } from '../../shared/auth.js';
 import { existsAt, type FeatureLevel } from '../../shared/feature-level.js';
 import { messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
 import { messageSqlAt, type MessageSql } from './messages/messages.store.js';
@@ -23,6 +24,8 @@ export interface Presenters {
   readState: boolean;
   /** Whether a post writes its search words (where search exists: migration 090). */
   searchWords: boolean;
+  /** An API key (its `scopes` and `conversation_ids` where the level has them: shared/scopes.ts). */
+  apiKey: PresentApiKey;
 }
 
 export const presentersAt = (level: FeatureLevel): Presenters => ({
@@ -31,6 +34,7 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   userTo: userPresenterTo(level),
   readState: existsAt(READ_STATE, level),
   searchWords: existsAt(SEARCH, level),
+  apiKey: apiKeyPresenter(level),
 });
 
 // The runtime carries them; shared/runtime.ts cannot name core's types, so

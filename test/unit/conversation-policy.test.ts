@@ -4,7 +4,7 @@ import { canAddMember, canRemoveMember, canSetDefault, canUpdateChannel } from '
 import { canDeleteMessage, canEditMessage, canParticipate } from '../../services/core/messages/messages.policy.js';
 import { isEmoji } from '../../services/core/messages/messages.schemas.js';
 
-const actor = (role: Actor['role'], userId = 'me'): Actor => ({ keyId: 'k', userId, workspaceId: 'w', role, isAgent: false });
+const actor = (role: Actor['role'], userId = 'me'): Actor => ({ keyId: 'k', userId, workspaceId: 'w', role, isAgent: false, scopes: null, conversationIds: null });
 
 describe('conversation policies (pure)', () => {
   it('is_default: admins and owners only', () => {

@@ -31,6 +31,7 @@ export async function listChannels(rt: Runtime, actor: Actor, q: PageQuery) {
       userId: actor.userId,
       after: decodeCursor(q.cursor),
       limit: q.limit,
+      conversationIds: actor.conversationIds,
     }),
   );
   const page = pageOf(rows, q.limit, presentChannel);

@@ -18,6 +18,7 @@ export async function listConversations(rt: Runtime, actor: Actor, q: PageQuery)
       userId: actor.userId,
       before: decodeCursor(q.cursor),
       limit: q.limit,
+      conversationIds: actor.conversationIds,
     }),
   );
   const page = pageOf(rows, q.limit, presentConversation);

@@ -75,6 +75,8 @@ export async function createSubscription(rt: Runtime, actor: Actor, input: Creat
       url: url.href,
       events: input.events ?? DEFAULT_EVENT_TYPES,
       secret: newSecret(),
+      // A key limited to conversations makes a subscription limited to them (shared/scopes.ts).
+      conversation_ids: actor.conversationIds === null ? null : [...actor.conversationIds],
     });
   });
   return presentIssuedSubscription(row);

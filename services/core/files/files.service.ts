@@ -59,10 +59,15 @@ function recordUpload(rt: Runtime, actor: Actor, id: string, key: string, receiv
   });
 }
 
-/** Metadata and a short-lived download link, for members of the file's workspace. */
+/**
+ * Metadata and a short-lived download link, for members of the file's
+ * workspace. A file belongs to no conversation, so a key limited to
+ * conversations (shared/scopes.ts) sees only its own user's uploads: a file
+ * someone shared in another channel is absent to it.
+ */
 export async function getFile(rt: Runtime, actor: Actor, fileId: string) {
   const row = await store.findFileInWorkspace(rt.db, actor.workspaceId, fileId);
-  if (!row) throw notFound('File');
+  if (!row || (actor.conversationIds !== null && row.uploader_id !== actor.userId)) throw notFound('File');
   return { ...presentFile(row), download_url: await downloadUrl(rt, row) };
 }
 

@@ -56,7 +56,7 @@ export async function createUser(rt: Runtime, actor: Actor, input: CreateUserInp
         role,
         is_agent: isAgent,
       });
-      const apiKey = await issueApiKey(trx, { workspaceId: actor.workspaceId, userId: user.id, name: 'initial key' });
+      const apiKey = await issueApiKey(trx, { workspaceId: actor.workspaceId, userId: user.id, name: 'initial key' }, rt.presenters.apiKey);
       const joined = isAgent ? await memberships.joinDefaultChannels(trx, actor.workspaceId, user.id) : [];
       const channels = await store.findChannelsByIds(trx, joined);
       const events: AxidEvent[] = [

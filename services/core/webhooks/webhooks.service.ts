@@ -42,6 +42,7 @@ export async function listWebhooks(rt: Runtime, actor: Actor, q: { limit: number
       createdBy: seesAllWebhooks(actor) ? undefined : actor.userId,
       // A hook's address posts into its channel: never shown to someone who cannot read a private one.
       viewerId: actor.userId,
+      conversationIds: actor.conversationIds,
     }),
   );
   return pageOf(rows, q.limit, (row: WebhookRow) => presentWebhook(row, rt.config.publicBaseUrl));
