@@ -79,7 +79,7 @@ export function apiKeyRoutes(routes: RouteTable) {
         body: CreateKeyBody,
         status: 201,
         response: dataOf(IssuedApiKeySchema),
-        errors: ['insufficient_scope'],
+        errors: ['insufficient_scope', 'not_found'],
         since: 3,
       },
       async ({ rt, actor, body }) =>
