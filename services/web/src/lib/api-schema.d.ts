@@ -195,7 +195,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key; the secret is in this response only
-         * @description Answers 201 with `{data: IssuedApiKey}`. The new key is made from the key calling: it never expires after it (no `expires_at`, or a later one, gives the calling key's expiry) and it is revoked when the calling key is revoked (docs/security.md, "Derived credentials").
+         * @description Answers 201 with `{data: IssuedApiKey}`. The new key is made from the key calling: it never expires after it (no `expires_at`, or a later one, gives the calling key's expiry) and it is revoked when the calling key is revoked (docs/security.md, "Derived credentials"). `scopes` and `conversation_ids` limit it (docs/security.md, "Scopes"), within the calling key's: a scope the calling key lacks answers 403 `insufficient_scope`, a conversation it cannot read 404.
          */
         post: operations["postApiV1ApiKeys"];
         delete?: never;
@@ -1312,6 +1312,10 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             expires_at: string | null;
+            /** @description What the key may do (docs/security.md, "Scopes"); null: everything its user's role allows */
+            scopes: ("read" | "messages:write" | "channels:write" | "files:write" | "events" | "admin")[] | null;
+            /** @description The only channels and conversations the key reaches; null: all its user may read */
+            conversation_ids: string[] | null;
         };
         ApiKeyList: {
             data: components["schemas"]["ApiKey"][];
@@ -1425,7 +1429,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "validation_error" | "invite_invalid" | "unauthorized" | "key_expired" | "invalid_credentials" | "forbidden" | "user_limit_reached" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "idempotency_in_progress" | "idempotency_key_reused" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_streams" | "internal_error" | "not_implemented" | "service_unavailable";
+                code: "validation_error" | "invite_invalid" | "unauthorized" | "key_expired" | "invalid_credentials" | "forbidden" | "user_limit_reached" | "insufficient_scope" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "idempotency_in_progress" | "idempotency_key_reused" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_streams" | "internal_error" | "not_implemented" | "service_unavailable";
                 /** @description What went wrong, naming the field at fault */
                 message: string;
             };
@@ -1533,6 +1537,10 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             expires_at: string | null;
+            /** @description What the key may do (docs/security.md, "Scopes"); null: everything its user's role allows */
+            scopes: ("read" | "messages:write" | "channels:write" | "files:write" | "events" | "admin")[] | null;
+            /** @description The only channels and conversations the key reaches; null: all its user may read */
+            conversation_ids: string[] | null;
             /** @description The secret; shown once */
             key: string;
         };
@@ -1796,6 +1804,45 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Error with code `insufficient_scope` */
+        InsufficientScope: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `insufficient_scope` or `forbidden` */
+        InsufficientScopeOrForbidden: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `insufficient_scope` or `forbidden` or `user_limit_reached` */
+        InsufficientScopeOrForbiddenOrUserLimitReached: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Error with code `internal_error` */
         InternalError: {
             headers: {
@@ -2035,6 +2082,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2075,7 +2123,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -2110,6 +2158,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2139,7 +2188,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
@@ -2183,7 +2232,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -2221,7 +2270,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -2253,6 +2302,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2294,7 +2344,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             409: components["responses"]["NameTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2331,6 +2381,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2373,7 +2424,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["ForbiddenOrUserLimitReached"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrUserLimitReached"];
             409: components["responses"]["NameTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2410,6 +2461,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -2443,6 +2495,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2484,7 +2537,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             409: components["responses"]["NameTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2520,6 +2573,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2537,6 +2591,10 @@ export interface operations {
                 "application/json": {
                     name: string;
                     expires_at?: string | null;
+                    /** @description What the key may do; omitted: what the calling key may (docs/security.md, "Scopes") */
+                    scopes?: ("read" | "messages:write" | "channels:write" | "files:write" | "events" | "admin")[];
+                    /** @description The only channels and conversations the key reaches, each one the caller can read; omitted: those of the calling key */
+                    conversation_ids?: string[];
                 };
             };
         };
@@ -2558,6 +2616,8 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -2589,6 +2649,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -2899,7 +2960,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2940,7 +3001,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -2972,7 +3033,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3006,6 +3067,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3052,7 +3114,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["NameTakenOrIdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3091,6 +3153,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3133,7 +3196,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["NameTaken"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3173,7 +3236,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3211,6 +3274,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3251,7 +3315,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["AlreadyMember"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3286,7 +3350,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3325,6 +3389,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3379,7 +3444,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3419,6 +3484,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3450,7 +3516,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3499,7 +3565,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3543,7 +3609,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3594,7 +3660,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3634,6 +3700,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3675,7 +3742,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3710,6 +3777,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3740,7 +3808,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3774,6 +3842,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3831,6 +3900,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3869,6 +3939,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3905,6 +3976,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3945,6 +4017,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3999,7 +4072,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4039,6 +4112,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4070,7 +4144,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4119,7 +4193,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4163,7 +4237,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4214,7 +4288,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4254,6 +4328,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4295,7 +4370,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4330,6 +4405,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4360,7 +4436,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4400,6 +4476,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4438,6 +4515,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4476,6 +4554,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["FileTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -4546,6 +4625,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4579,6 +4659,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4617,6 +4698,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["ChannelNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4649,7 +4731,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4684,7 +4766,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4723,6 +4805,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4761,6 +4844,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4793,6 +4877,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4827,6 +4912,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4861,6 +4947,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5074,6 +5161,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimitedOrTooManyStreams"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
