@@ -44,6 +44,18 @@ export function requireScope(key: Pick<KeyLimits, 'scopes'>, needed: RouteScope)
   if (!key.scopes.includes(needed)) throw insufficientScope(needed);
 }
 
+/**
+ * Making a channel or opening a conversation: refused to a key limited to
+ * conversations (403 insufficient_scope), which could not reach the new one,
+ * and whose answer would name a conversation outside its limits (an existing
+ * DM that POST /dms returns).
+ */
+export function requireAnyConversation(key: Pick<KeyLimits, 'conversationIds'>, what: string): void {
+  if (key.conversationIds) {
+    throw new AppError('insufficient_scope', `${what} needs a key not limited to conversations (conversation_ids): this API key reaches only its own`);
+  }
+}
+
 /** Whether a key limited to `conversationIds` reaches a conversation. */
 export const reachesConversation = (key: Pick<KeyLimits, 'conversationIds'>, conversationId: string): boolean =>
   !key.conversationIds || key.conversationIds.includes(conversationId);

@@ -191,6 +191,7 @@ describe('scoped keys (level 3)', function () {
     let mine: { id: string };
     let other: { id: string };
     let dm: { id: string };
+    let dmPeer: { id: string };
     let limited: Client;
     let limitedKey: string;
 
@@ -198,8 +199,8 @@ describe('scoped keys (level 3)', function () {
       ws = await newWorkspace(s);
       mine = await channel(ws);
       other = await channel(ws);
-      const peer = await ws.user();
-      dm = expectOk(await ws.owner.post('/api/v1/dms', { user_ids: [peer.id] }), 201).data;
+      dmPeer = await ws.user();
+      dm = expectOk(await ws.owner.post('/api/v1/dms', { user_ids: [dmPeer.id] }), 201).data;
       const made = await keyOf(ws.owner, { conversation_ids: [mine.id] });
       limited = made.client;
       limitedKey = made.key;
@@ -241,6 +242,18 @@ describe('scoped keys (level 3)', function () {
       expect(expectOk(await ws.owner.get(`/api/v1/channels/${other.id}/messages`)).data.map((m: { content: string }) => m.content)).to.deep.equal(['elsewhere']);
       // its own channel answers
       expectOk(await limited.post(`/api/v1/channels/${mine.id}/messages`, { content: 'here' }), 201);
+    });
+
+    it('cannot make a channel or open a conversation, which it could not reach (403 insufficient_scope), not even the DM that exists', async () => {
+      const peer = await ws.user();
+      const channels = expectOk(await ws.owner.get('/api/v1/channels?limit=200')).data.length;
+      expectError(await limited.post('/api/v1/channels', { name: uniqueName('new').slice(0, 60) }), 403, 'insufficient_scope');
+      expectError(await limited.post('/api/v1/dms', { user_ids: [peer.id] }), 403, 'insufficient_scope');
+      const existing = await limited.post('/api/v1/dms', { user_ids: [dmPeer.id] });
+      expectError(existing, 403, 'insufficient_scope');
+      expect(existing.text).not.to.include(dm.id);
+      expect(expectOk(await ws.owner.get('/api/v1/channels?limit=200')).data).to.have.length(channels);
+      expect(expectOk(await ws.owner.get('/api/v1/dms')).data.map((c: { id: string }) => c.id)).to.deep.equal([dm.id]);
     });
 
     it('search finds messages of its channel only, even when asked for another', async () => {
