@@ -210,8 +210,13 @@ describe('scoped keys (level 3)', function () {
       expect(expectOk(await limited.get('/api/v1/channels')).data.map((c: { id: string }) => c.id)).to.deep.equal([mine.id]);
       expect(expectOk(await limited.get('/api/v1/dms')).data).to.deep.equal([]);
       const hookHere = expectOk(await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: mine.id, name: 'here' }), 201).data;
-      expectOk(await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: other.id, name: 'there' }), 201);
+      const hookThere = expectOk(await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: other.id, name: 'there' }), 201).data;
       expect(expectOk(await limited.get('/api/v1/webhooks/incoming')).data.map((h: { id: string }) => h.id)).to.deep.equal([hookHere.id]);
+      // nor can it delete the other channel's hook, which answers as one that does not exist
+      const gone = await limited.delete(`/api/v1/webhooks/incoming/${hookThere.id}`);
+      expectError(gone, 404, 'not_found');
+      expect(gone.body).to.deep.equal((await limited.delete(`/api/v1/webhooks/incoming/${hookThere.id.replace(/.$/, (c: string) => (c === 'a' ? 'b' : 'a'))}`)).body);
+      expect(expectOk(await ws.owner.get('/api/v1/webhooks/incoming')).data.map((h: { id: string }) => h.id)).to.include(hookThere.id);
     });
 
     it('direct calls on another channel or conversation answer 404 as if it did not exist, reads and writes alike', async () => {
