@@ -9,6 +9,7 @@ import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import type { Stack } from '../../services/stack.js';
 import { apiRoutes } from '../../services/api/routes.js';
+import { buildOpenApi } from '../../services/api/openapi.js';
 import { DELIVERY_QUEUE } from '../../services/worker/event-deliveries.js';
 import { queuePrefix } from '../../shared/jobs.js';
 import { SCOPES, type Scope } from '../../shared/scopes.js';
@@ -365,5 +366,14 @@ describe('scoped keys at level 2', () => {
     const made = expectOk(await ws.owner.post('/api/v1/api-keys', { name: 'k' }), 201).data;
     expect(Object.keys(made).sort()).to.deep.equal(['created_at', 'expires_at', 'id', 'key', 'name', 'prefix']);
     for (const key of expectOk(await ws.owner.get('/api/v1/api-keys')).data) expect(Object.keys(key).sort()).to.deep.equal(['created_at', 'expires_at', 'id', 'name', 'prefix']);
+  });
+
+  it('documents nothing of them: no scope on an operation, no insufficient_scope, keys without the fields (level 3 has all three)', () => {
+    const two = JSON.stringify(buildOpenApi(apiRoutes(2).tables));
+    const three = JSON.stringify(buildOpenApi(apiRoutes(3).tables));
+    for (const mark of ['x-scope', 'insufficient_scope', 'conversation_ids']) {
+      expect(two, mark).not.to.include(mark);
+      expect(three, mark).to.include(mark);
+    }
   });
 });
