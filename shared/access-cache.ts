@@ -14,6 +14,12 @@
 // reader is heard again everything cached before is dropped (issue 33: a key
 // revoked on one replica was accepted by another for 30 s while Redis was
 // paused).
+//
+// A cached caller carries its key's limits (scopes, conversation_ids:
+// shared/scopes.ts), which never change after the key is made, so they are
+// as fresh as the key. Channel access is cached per user, not per key: a
+// key's conversations are applied before it is asked
+// (services/core/channels/channels.access.ts requireReadable).
 import type { Actor } from './auth.js';
 import { ACCESS_EVENT_TYPES, type AxidEvent } from './events.js';
 

@@ -6,11 +6,16 @@ import type { AccessCache } from './access-cache.js';
 import { z } from 'zod';
 import { AppError } from './errors.js';
 import { Timestamp, named } from './http/responses.js';
+import { fromLevel, type FeatureLevel } from './feature-level.js';
+import { SCOPES, type KeyLimits, type Scope } from './scopes.js';
 
 export type WorkspaceRole = 'owner' | 'admin' | 'member';
 
-/** Who is calling: resolved once per request from the key. */
-export interface Actor {
+/**
+ * Who is calling: resolved once per request from the key, with the key's
+ * limits (shared/scopes.ts; both null for a key without them).
+ */
+export interface Actor extends KeyLimits {
   keyId: string;
   userId: string;
   workspaceId: string;
@@ -61,6 +66,8 @@ export async function authenticate(db: Db, token: string | undefined, cache?: Ac
       'k.id as key_id',
       'k.expires_at',
       'k.revoked_at',
+      'k.scopes',
+      'k.conversation_ids',
       'u.id as user_id',
       'u.workspace_id',
       'u.role',
@@ -71,7 +78,15 @@ export async function authenticate(db: Db, token: string | undefined, cache?: Ac
   if (row.expires_at && new Date(row.expires_at).getTime() <= Date.now()) {
     throw new AppError('key_expired', 'this API key has expired: create a new one');
   }
-  const actor: Actor = { keyId: row.key_id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, isAgent: row.is_agent };
+  const actor: Actor = {
+    keyId: row.key_id,
+    userId: row.user_id,
+    workspaceId: row.workspace_id,
+    role: row.role,
+    isAgent: row.is_agent,
+    scopes: row.scopes ?? null,
+    conversationIds: row.conversation_ids ?? null,
+  };
   cache?.setActor(mark, keyHash, actor, row.expires_at ? new Date(row.expires_at) : null);
   return actor;
 }
@@ -86,7 +101,15 @@ export interface ApiKeyRow {
   created_at: Date;
   expires_at: Date | null;
   revoked_at: Date | null;
+  scopes: Scope[] | null;
+  conversation_ids: string[] | null;
 }
+
+/** A key's limits as its row stores them. */
+export const limitsOfRow = (row: Pick<ApiKeyRow, 'scopes' | 'conversation_ids'>): KeyLimits => ({
+  scopes: row.scopes ?? null,
+  conversationIds: row.conversation_ids ?? null,
+});
 
 export const ApiKeySchema = named(
   'ApiKey',
@@ -96,27 +119,55 @@ export const ApiKeySchema = named(
     prefix: z.string().describe('The first characters of the key, to recognise it'),
     created_at: Timestamp,
     expires_at: Timestamp.nullable(),
+    scopes: fromLevel(
+      { since: 3 },
+      z.array(z.enum(SCOPES)).nullable().describe('What the key may do (docs/security.md, "Scopes"); null: everything its user\'s role allows'),
+    ),
+    conversation_ids: fromLevel(
+      { since: 3 },
+      z.array(z.string()).nullable().describe('The only channels and conversations the key reaches; null: all its user may read'),
+    ),
   }),
 );
 
 /** A key as issued: the secret is shown in this response only. */
 export const IssuedApiKeySchema = named('IssuedApiKey', ApiKeySchema.extend({ key: z.string().describe('The secret; shown once') }));
 
-export const presentApiKey = (row: ApiKeyRow): z.infer<typeof ApiKeySchema> => ({
-  id: row.id,
-  name: row.name,
-  prefix: row.prefix,
-  created_at: row.created_at,
-  expires_at: row.expires_at,
-});
+export type PresentApiKey = (row: ApiKeyRow) => z.infer<typeof ApiKeySchema>;
+
+/** A key as a feature level shows it: its limits from level 3 on (services/core/presenters.ts binds it). */
+export const apiKeyPresenter =
+  (level: FeatureLevel): PresentApiKey =>
+  (row) => ({
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+    ...(level >= 3 ? { scopes: row.scopes ?? null, conversation_ids: row.conversation_ids ?? null } : {}),
+  }) as z.infer<typeof ApiKeySchema>;
+
+/** A key as level 2 shows it (keys made where no runtime's presenters are at hand show only their secret). */
+export const presentApiKey: PresentApiKey = apiKeyPresenter(2);
 
 /**
- * Issues a key for a user (bootstrap, user creation, POST /api-keys). The
- * secret is returned here and never again: only its hash is stored.
+ * Issues a key for a user (bootstrap, user creation, POST /api-keys, sign-in).
+ * The secret is returned here and never again: only its hash is stored.
+ * `limits`: the key's scopes and conversations (shared/scopes.ts), already
+ * checked against whatever the key is made from (narrowLimits).
  */
 export async function issueApiKey(
   db: Db,
-  o: { workspaceId: string; userId: string; name: string; expiresAt?: Date | null; key?: string; parentKeyId?: string | null },
+  o: {
+    workspaceId: string;
+    userId: string;
+    name: string;
+    expiresAt?: Date | null;
+    key?: string;
+    parentKeyId?: string | null;
+    limits?: KeyLimits;
+  },
+  present: PresentApiKey = presentApiKey,
 ): Promise<z.infer<typeof IssuedApiKeySchema>> {
   const material = o.key ? describeKey(o.key) : generateApiKey();
   const [row] = await db<ApiKeyRow>('api_keys')
@@ -128,7 +179,9 @@ export async function issueApiKey(
       key_hash: material.hash,
       expires_at: o.expiresAt ?? null,
       parent_key_id: o.parentKeyId ?? null,
+      scopes: o.limits?.scopes ?? null,
+      conversation_ids: o.limits?.conversationIds ?? null,
     } as never)
     .returning('*');
-  return { ...presentApiKey(row as ApiKeyRow), key: material.key };
+  return { ...present(row as ApiKeyRow), key: material.key };
 }

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ERROR_SINCE, ERROR_STATUS, type ErrorCode } from '../../shared/errors.js';
+import { STREAM_SCOPE } from '../../shared/scopes.js';
 import { namedSchemas, schemaName } from '../../shared/http/responses.js';
 import { RouteTable, type RouteSpec } from '../../shared/http/route.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_TTL_HOURS, REPLAYED_HEADER } from '../../shared/http/idempotency.js';
@@ -71,9 +72,11 @@ const TAGS = [
  * route's own `errors` add the rest. The response check (test/support/
  * openapi-responses.ts) fails on any status a route answers that is not listed.
  */
-function impliedErrors(spec: RouteSpec): ErrorCode[] {
+function impliedErrors(spec: RouteSpec, level: FeatureLevel): ErrorCode[] {
   const codes: ErrorCode[] = [];
   if ((spec.auth ?? 'key') === 'key') codes.push('unauthorized', 'key_expired');
+  // A scoped key without the route's scope (shared/scopes.ts), where keys have scopes.
+  if (level >= (ERROR_SINCE.insufficient_scope ?? 2) && spec.scope !== 'public' && spec.scope !== 'any_key') codes.push('insufficient_scope');
   if (spec.params || spec.query || spec.body) codes.push('validation_error');
   if (spec.params) codes.push('not_found');
   // A body of another media type reads as {} and fails validation (400); an
@@ -127,7 +130,7 @@ function describe(spec: RouteSpec, bodies: Map<z.ZodType, JsonSchema>): string {
   return `${spec.summary}. ${who} Answers ${successStatuses(spec).join(' or ')}${what}.`;
 }
 
-function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, JsonSchema>, errors: Map<string, JsonSchema>) {
+function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, JsonSchema>, errors: Map<string, JsonSchema>, level: FeatureLevel) {
   const success: Record<string, unknown> = {};
   for (const status of successStatuses(spec)) {
     const content = spec.response
@@ -152,9 +155,11 @@ function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, Jso
     tags: [spec.tag],
     operationId: `${spec.method}${fullPath.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     security: (spec.auth ?? 'key') === 'key' ? [{ bearer: [] }] : [],
+    // The scope a key needs (shared/http/route.ts `scope`), where keys have scopes.
+    ...(level >= 3 && spec.scope !== 'public' ? { 'x-scope': spec.scope } : {}),
     parameters: [...parameters(spec.params, 'path'), ...parameters(spec.query, 'query'), ...(spec.idempotent ? [IDEMPOTENCY_PARAMETER] : [])],
     ...(spec.body ? { requestBody: { required: true, content: bodyContent } } : {}),
-    responses: { ...success, ...errorResponses([...impliedErrors(spec), ...(spec.errors ?? [])], errors) },
+    responses: { ...success, ...errorResponses([...impliedErrors(spec, level), ...(spec.errors ?? [])], errors) },
   };
 }
 
@@ -243,7 +248,7 @@ export function buildOpenApi(tables: RouteTable[]) {
   for (const table of tables) {
     for (const spec of table.specs) {
       const fullPath = table.prefix + spec.path;
-      (paths[fullPath] ??= {})[spec.method] = operation(spec, fullPath, bodies, errors);
+      (paths[fullPath] ??= {})[spec.method] = operation(spec, fullPath, bodies, errors, level);
     }
   }
   paths['/api/v1/stream'] = {
@@ -253,9 +258,13 @@ export function buildOpenApi(tables: RouteTable[]) {
       tags: ['Stream'],
       operationId: 'getApiV1Stream',
       security: [{ bearer: [] }],
+      ...(level >= 3 ? { 'x-scope': STREAM_SCOPE } : {}),
       responses: {
         '200': { description: 'The event stream', headers: SERVICE_HEADERS, content: { 'text/event-stream': { schema: { type: 'string' } } } },
-        ...errorResponses(['unauthorized', 'key_expired', 'rate_limited', 'too_many_streams', 'internal_error', 'service_unavailable'], errors),
+        ...errorResponses(
+          ['unauthorized', 'key_expired', ...(level >= 3 ? (['insufficient_scope'] as const) : []), 'rate_limited', 'too_many_streams', 'internal_error', 'service_unavailable'],
+          errors,
+        ),
       },
     },
   };
@@ -320,6 +329,7 @@ export function docsRoutes(tables: RouteTable[], router: RouteTable['router'], l
       {
         method: 'get',
         path: '/api/v1/openapi.json',
+        scope: 'public',
         summary: 'This OpenAPI 3.1 document',
         description: 'This document, built from the route declarations the API validates and answers with. Needs no key. Answers 200 with the document.',
         tag: 'Reference',
@@ -328,7 +338,7 @@ export function docsRoutes(tables: RouteTable[], router: RouteTable['router'], l
       },
       () => (cached ??= buildOpenApi([...tables, docs])),
     )
-    .add({ method: 'get', path: '/docs', summary: 'API reference page', tag: 'Reference', auth: 'none', produces: ['text/html'] }, ({ ctx }) => {
+    .add({ method: 'get', path: '/docs', scope: 'public', summary: 'API reference page', tag: 'Reference', auth: 'none', produces: ['text/html'] }, ({ ctx }) => {
       ctx.type = 'text/html; charset=utf-8';
       // Never framed (clickjacking): CSP for current browsers, X-Frame-Options for older ones.
       ctx.set('Content-Security-Policy', "frame-ancestors 'none'");
@@ -339,6 +349,7 @@ export function docsRoutes(tables: RouteTable[], router: RouteTable['router'], l
       {
         method: 'get',
         path: '/docs/assets/{asset}',
+        scope: 'public',
         summary: 'Reference page assets',
         tag: 'Reference',
         auth: 'none',

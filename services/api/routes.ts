@@ -1,4 +1,8 @@
 // Every API route, in one place: a reader finds each resource's module here.
+// Each route declares the scope a key needs to call it (`scope`, documented on
+// RouteSpec in shared/http/route.ts; docs/security.md, "Scopes"): the table
+// checks it, and test/unit/route-scopes.test.ts holds each route family to
+// its scope (a new family adds its rule there).
 import Router from '@koa/router';
 import type { AppState } from '../../shared/http/context.js';
 import { DEFAULT_FEATURE_LEVEL, type FeatureLevel } from '../../shared/feature-level.js';

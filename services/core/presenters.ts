@@ -5,6 +5,7 @@
 // declaration becomes a renderer bound to the level, so core services render
 // and query through `rt.presenters` and never ask the level themselves
 // (docs/architecture.md, "Where the level is read").
+import { apiKeyPresenter, type PresentApiKey } from '../../shared/auth.js';
 import { existsAt, type FeatureLevel } from '../../shared/feature-level.js';
 import { messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
 import { messageSqlAt, type MessageSql } from './messages/messages.store.js';
@@ -29,6 +30,8 @@ export interface Presenters {
   filesFollowConversations: boolean;
   /** The Workspace (`settings.retention_days` where the level shows it). */
   workspace: (row: WorkspaceRow) => WorkspaceObject;
+  /** An API key (its `scopes` and `conversation_ids` where the level has them: shared/scopes.ts). */
+  apiKey: PresentApiKey;
 }
 
 export const presentersAt = (level: FeatureLevel): Presenters => ({
@@ -39,6 +42,7 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   searchWords: existsAt(SEARCH, level),
   filesFollowConversations: existsAt(FILES_FOLLOW_CONVERSATIONS, level),
   workspace: workspacePresenter(level),
+  apiKey: apiKeyPresenter(level),
 });
 
 // The runtime carries them; shared/runtime.ts cannot name core's types, so

@@ -30,6 +30,8 @@ export interface ConnectionInfo {
   keyId: string;
   userId: string;
   workspaceId: string;
+  /** The key's conversations (shared/scopes.ts): the stream carries only their events; null: all the user's. */
+  conversationIds: readonly string[] | null;
 }
 
 /**

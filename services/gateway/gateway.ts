@@ -25,6 +25,7 @@ import { Hub, encodeFrame, type Ticket } from './hub.js';
 import { gatewayMetrics } from './metrics.js';
 import { Presence } from './presence.js';
 import { streamFeatures } from './stream-level.js';
+import { STREAM_SCOPE, reachesEvent, requireScope } from '../../shared/scopes.js';
 
 export const STREAM_PATH = '/api/v1/stream';
 
@@ -140,7 +141,8 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     // Errors here (401, key_expired) are rendered as the JSON envelope.
     if (ctx.state.authFailure) throw ctx.state.authFailure;
     const actor = ctx.state.actor ?? (await authenticate(rt.db, bearerToken(ctx.get('authorization')), rt.access));
-    const info = { keyId: actor.keyId, userId: actor.userId, workspaceId: actor.workspaceId };
+    requireScope(actor, STREAM_SCOPE);
+    const info = { keyId: actor.keyId, userId: actor.userId, workspaceId: actor.workspaceId, conversationIds: actor.conversationIds };
     const releaseSlot = holdStreamSlot(actor.userId);
     // 'close' comes once the answer is done or the client went away, stream or error.
     ctx.res.once('close', releaseSlot);
@@ -252,7 +254,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     const sent = hub.replayed(conn.info.userId, entries.map((e) => e.event), membership);
     for (const [i, entry] of entries.entries()) {
       at.set(entry.shard, { epoch: until.get(entry.shard)!.epoch, id: entry.id });
-      if (sent[i]) frames.push(encodeFrame(entry.event.type, entry.event.data, formatPosition(at)));
+      if (sent[i] && reachesEvent(conn.info, entry.event)) frames.push(encodeFrame(entry.event.type, entry.event.data, formatPosition(at)));
     }
     metrics.delivered.inc(frames.length);
     conn.resume(initFrame, frames);

@@ -7,6 +7,7 @@ import { isInternalEvent, streamReceives, type AxidEvent } from '../../shared/ev
 import { MEMBERSHIP_EVENT_TYPES as MEMBERSHIP_EVENTS } from '../../shared/event-bus.js';
 import type { Socket } from 'node:net';
 import { Frame, type ConnectionInfo, type SseConnection } from './connection.js';
+import { reachesEvent } from '../../shared/scopes.js';
 
 /**
  * A stream being opened: registered right after its key was checked, so that
@@ -179,7 +180,11 @@ export class Hub {
       for (const state of targets) {
         // The index narrows the users down; the one rule of what a stream sees decides.
         if (!streamReceives(event, state, isIndexedMember)) continue;
-        for (const conn of state.connections) if (conn.send(frame, true, now, cork)) delivered++;
+        for (const conn of state.connections) {
+          // A key limited to conversations gets only their events (shared/scopes.ts).
+          if (conn.info.conversationIds && !reachesEvent(conn.info, event)) continue;
+          if (conn.send(frame, true, now, cork)) delivered++;
+        }
       }
     }
 

@@ -13,6 +13,7 @@ import { JsonText } from './envelope.js';
 import { checkInput } from './input.js';
 import { IDEMPOTENCY, IDEMPOTENCY_HEADER, REPLAYED_HEADER, checkKey, fingerprintOf, runIdempotent } from './idempotency.js';
 import { parseOrThrow } from '../validation.js';
+import { requireScope, type RouteScope } from '../scopes.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -44,6 +45,26 @@ export interface RouteSpec<
   errors?: ErrorCode[];
   /** `key` (default): Bearer API key required; `none`: public (webhook posting). */
   auth?: 'key' | 'none';
+  /**
+   * The scope a key needs to call this route (shared/scopes.ts; docs/security.md,
+   * "Scopes"). Every route declares one, test/unit/route-scopes.test.ts holds
+   * them to the kind of route:
+   * - `read`: reads (GET) of what the caller can see;
+   * - `messages:write`: posting, editing, deleting and reacting to messages,
+   *   typing, read markers, answering interactions;
+   * - `channels:write`: making and changing channels and conversations, their
+   *   members, incoming webhooks;
+   * - `files:write`: uploads;
+   * - `events`: event subscriptions (the stream declares it too: services/gateway);
+   * - `admin`: the workspace, its people and agents, invites, one's own
+   *   profile, password and keys;
+   * - `any_key`: any valid key, whatever its scopes (what it makes is narrowed
+   *   to the calling key: POST /api-keys, POST /auth/links);
+   * - `public`: no key (`auth: 'none'` routes, and only they).
+   * The check runs right after the key is read, before the body; the route's
+   * role rules still run after it, so a scope never grants more than the role.
+   */
+  scope: RouteScope;
   params?: P;
   query?: Q;
   body?: B;
@@ -183,6 +204,9 @@ export class RouteTable {
     handler: Handler<z.infer<P>, z.infer<Q>, z.infer<B>, R>,
   ): this {
     if (!existsAt(spec, this.level)) return this;
+    if ((spec.scope === 'public') !== ((spec.auth ?? 'key') === 'none')) {
+      throw new Error(`${spec.method.toUpperCase()} ${spec.path}: scope 'public' is for routes without a key (auth: 'none'), and only for them`);
+    }
     // Idempotency-Key exists from its level on: the spec keeps `idempotent` (the document then describes the header) only there.
     const idempotent = spec.idempotent && existsAt(IDEMPOTENCY, this.level) ? spec.idempotent : undefined;
     spec = {
@@ -217,7 +241,10 @@ export class RouteTable {
     const run = async (ctx: AppContext): Promise<void> => {
       ctx.state.route = pattern;
       if (needsKey && ctx.state.authFailure) throw ctx.state.authFailure;
-      if (needsKey) ctx.state.actor ??= await authenticate(ctx.state.rt.db, bearerToken(ctx.get('authorization')), ctx.state.rt.access);
+      if (needsKey) {
+        ctx.state.actor ??= await authenticate(ctx.state.rt.db, bearerToken(ctx.get('authorization')), ctx.state.rt.access);
+        requireScope(ctx.state.actor, spec.scope);
+      }
       if (spec.body) acceptContentEncoding(ctx, spec.rawBody ?? false);
       if (parseBody) await readBody(ctx, parseBody);
       // Strings that cannot be stored and runaway nesting, before any schema sees them.

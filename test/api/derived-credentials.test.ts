@@ -120,6 +120,20 @@ describe('derived credentials (level 3)', () => {
       expect(await alive(ws.ownerKey)).to.equal(200);
     });
 
+    it('revoked by one of its own children, the parent dies with its other children, and the revoking branch stays (a one-time link key exchanged by a browser)', async () => {
+      const ws = await newWorkspace(s);
+      const parent = await mint(ws.owner);
+      const browser = await mint(new Client(s.url, parent.key));
+      const fromBrowser = await mint(new Client(s.url, browser.key));
+      const other = await mint(new Client(s.url, parent.key));
+      expectOk(await new Client(s.url, browser.key).delete(`/api/v1/api-keys/${parent.id}`), 204);
+      for (const k of [parent, other]) expect(await alive(k.key), k.name).to.equal(401);
+      for (const k of [browser, fromBrowser]) expect(await alive(k.key), k.name).to.equal(200);
+      // revoking itself, a key still takes what it made along
+      expectOk(await new Client(s.url, browser.key).delete(`/api/v1/api-keys/${browser.id}`), 204);
+      for (const k of [browser, fromBrowser]) expect(await alive(k.key), k.name).to.equal(401);
+    });
+
     it('a sign-in link lives no longer than the key that made it, gives a key that does not either, and dies with it', async () => {
       const ws = await newWorkspace(s);
       const parent = await mint(ws.owner, { expires_at: new Date(Date.now() + 60_000).toISOString() });

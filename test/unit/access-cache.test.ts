@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { AccessCache } from '../../shared/access-cache.js';
 import type { Actor } from '../../shared/auth.js';
 
-const actor: Actor = { keyId: 'k1', userId: 'u1', workspaceId: 'w1', role: 'admin', isAgent: false };
+const actor: Actor = { keyId: 'k1', userId: 'u1', workspaceId: 'w1', role: 'admin', isAgent: false, scopes: null, conversationIds: null };
 
 /** A cache whose invalidation stream was just heard from (services/stack.ts tells it after every read). */
 const fresh = (o: ConstructorParameters<typeof AccessCache>[1] = {}) => {

@@ -5,7 +5,7 @@ import { canDeleteMessage, canEditMessage, canParticipate } from '../../services
 import { isEmoji } from '../../services/core/messages/messages.schemas.js';
 import { canDeleteFile } from '../../services/core/files/files.policy.js';
 
-const actor = (role: Actor['role'], userId = 'me'): Actor => ({ keyId: 'k', userId, workspaceId: 'w', role, isAgent: false });
+const actor = (role: Actor['role'], userId = 'me'): Actor => ({ keyId: 'k', userId, workspaceId: 'w', role, isAgent: false, scopes: null, conversationIds: null });
 
 describe('conversation policies (pure)', () => {
   it('is_default: admins and owners only', () => {

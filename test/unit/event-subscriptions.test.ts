@@ -113,7 +113,7 @@ describe('subscription URLs and permissions', () => {
   });
 
   it('lets the creator reach a subscription, and admins and the owner with all=true only', () => {
-    const actor = (role: Actor['role'], userId = 'u2'): Actor => ({ keyId: 'k', userId, workspaceId: 'w1', role, isAgent: false });
+    const actor = (role: Actor['role'], userId = 'u2'): Actor => ({ keyId: 'k', userId, workspaceId: 'w1', role, isAgent: false, scopes: null, conversationIds: null });
     const sub = { user_id: 'u1' };
     expect(canReach(actor('member', 'u1'), sub, false)).to.equal(true);
     expect(canReach(actor('member'), sub, true)).to.equal(false);

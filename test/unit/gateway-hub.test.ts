@@ -39,7 +39,7 @@ const metrics = gatewayMetrics({ registry: new client.Registry() } as unknown as
 const W = 'w1';
 const U = 'u1';
 const C = 'c1';
-const info = { keyId: 'k1', userId: U, workspaceId: W };
+const info = { keyId: 'k1', userId: U, workspaceId: W, conversationIds: null };
 
 function deferred<T>() {
   let resolve!: (v: T) => void;

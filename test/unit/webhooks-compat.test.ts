@@ -5,7 +5,7 @@ import { mrkdwnToMarkdown, readCompatPost, renderCompatMessage, slackLinksToMark
 import type { Actor } from '../../shared/auth.js';
 import { validateContentJson } from '../../shared/blocks/index.js';
 
-const actor = (role: Actor['role'], userId = 'u1'): Actor => ({ keyId: 'k', userId, workspaceId: 'w', role, isAgent: false });
+const actor = (role: Actor['role'], userId = 'u1'): Actor => ({ keyId: 'k', userId, workspaceId: 'w', role, isAgent: false, scopes: null, conversationIds: null });
 
 describe('webhook compat rules (pure)', () => {
   it('turns Slack link syntax into markdown links, only for http(s) addresses', () => {

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { Stack } from '../../services/stack.js';
 import { level3Stack, newWorkspace, uniqueName } from '../support/stack.js';
-import { axeProblems, screenshot, signedIn, suiteBrowser } from './browser.js';
+import { axeProblems, openApp, screenshot, signedIn, suiteBrowser } from './browser.js';
 import { uploadFile } from '../support/files.js';
 
 describe('web app at feature level 3', function () {
@@ -186,6 +186,26 @@ describe('web app at feature level 3', function () {
     expect(await phone.page.getByRole('link', { name: `${ch.name}, muted`, includeHidden: true }).count()).to.equal(1);
     laptop.assertClean();
     phone.assertClean();
+  });
+
+  it("shows a scoped key's scopes and how many conversations it reaches in the key list (docs/security.md, \"Scopes\")", async () => {
+    const ws = await newWorkspace(s);
+    const ch = (await ws.owner.post('/api/v1/channels', { name: uniqueName('ops') })).body.data as { id: string };
+    const keyName = uniqueName('runtime');
+    const made = await ws.owner.post('/api/v1/api-keys', { name: keyName, scopes: ['read', 'messages:write'], conversation_ids: [ch.id] });
+    expect(made.status).to.equal(201);
+    // Signed in with the key pasted (kept), then the settings page.
+    const app = await openApp(b, s.url, '/');
+    await app.page.getByText('Sign in with an API key').click();
+    await app.page.getByLabel('API key').fill(ws.ownerKey);
+    await app.page.getByRole('button', { name: 'Sign in with key' }).click();
+    await app.page.locator('[data-stream-state="live"]').first().waitFor({ state: 'attached' });
+    await app.page.goto(`${s.url}/settings`);
+    const row = app.page.getByRole('row', { name: new RegExp(keyName) });
+    await row.waitFor();
+    expect(await row.textContent()).to.include('read, messages:write').and.include('1 conversation');
+    // The browser's own key has no limits: nothing is shown for them.
+    expect(await app.page.getByRole('row', { name: /this browser/ }).textContent()).not.to.include('conversation');
   });
 });
 

@@ -1,18 +1,39 @@
 // Keys made from keys (issue 33; docs/security.md, "Derived credentials"):
 // at level 3 a key made with another key (POST /api-keys, the web key a
 // sign-in link gives) records its parent, never expires after it, and is
-// revoked with it. Level 2 records no parent, so its keys behave as before.
-import { issueApiKey } from '../../../shared/auth.js';
+// revoked with it, and is limited to what its parent may do and reach
+// (scoped keys, shared/scopes.ts). Level 2 records no parent, so its keys
+// behave as before.
+import { issueApiKey, limitsOfRow, type Actor, type ApiKeyRow, type PresentApiKey } from '../../../shared/auth.js';
 import type { Knex } from '../../../shared/db/knex.js';
 import { AppError } from '../../../shared/errors.js';
 import { recordEvents } from '../../../shared/events.js';
 import type { Runtime } from '../../../shared/runtime.js';
-import type { Actor } from '../../../shared/auth.js';
 import { recordAudit } from '../audit/audit.store.js';
+import { narrowLimits, type KeyLimits, type Scope } from '../../../shared/scopes.js';
+import { requireReadableIds } from '../channels/channels.access.js';
+import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
+
+/** GET /api-keys: the caller's live keys, oldest first (keyset pages). */
+export async function listOwnKeys(rt: Runtime, actor: Actor, q: { limit: number; cursor?: string }) {
+  const after = decodeCursor(q.cursor);
+  const rows = await rt
+    .db<ApiKeyRow>('api_keys')
+    .where({ user_id: actor.userId })
+    .whereNull('revoked_at')
+    .modify((query) => {
+      if (after !== undefined) query.where('seq', '>', after);
+    })
+    .orderBy('seq')
+    .limit(q.limit + 1);
+  return pageOf(rows, q.limit, rt.presenters.apiKey);
+}
 
 export interface ParentKey {
   id: string;
   expires_at: Date | null;
+  scopes: Scope[] | null;
+  conversation_ids: string[] | null;
 }
 
 const parentGone = () => new AppError('unauthorized', 'the key this was made with is revoked or expired: sign in again');
@@ -23,7 +44,7 @@ const parentGone = () => new AppError('unauthorized', 'the key this was made wit
  * transaction makes.
  */
 export async function lockLiveKey(trx: Knex.Transaction, keyId: string): Promise<ParentKey> {
-  const row = await trx('api_keys').where({ id: keyId }).whereNull('revoked_at').forShare().first('id', 'expires_at');
+  const row = await trx('api_keys').where({ id: keyId }).whereNull('revoked_at').forShare().first('id', 'expires_at', 'scopes', 'conversation_ids');
   if (!row || (row.expires_at && new Date(row.expires_at).getTime() <= Date.now())) throw parentGone();
   return row as ParentKey;
 }
@@ -35,12 +56,46 @@ export const boundedExpiry = (wanted: Date | null | undefined, parent: ParentKey
   return wanted && wanted.getTime() < limit.getTime() ? wanted : limit;
 };
 
-/** POST /api-keys at level 3: a key for the caller, child of the key making it. */
-export function issueChildKey(rt: Runtime, parent: Actor & { keyId: string }, o: { name: string; expiresAt?: Date | null }) {
+/** A child's limits: what it asks for, within its parent's (shared/scopes.ts narrowLimits); none asked keeps the parent's. */
+export const childLimits = (parent: ParentKey, asked: { scopes?: readonly Scope[] | null; conversationIds?: readonly string[] | null } = {}): KeyLimits =>
+  narrowLimits(limitsOfRow(parent), asked);
+
+/**
+ * A key for the caller, child of the key making it (POST /api-keys at level
+ * 3; a later caller, such as an OAuth grant, passes the scopes and
+ * conversations it was asked for). Never expires after its parent, never does
+ * or reaches more than it: a scope the parent lacks is 403
+ * insufficient_scope, a conversation it cannot read is 404.
+ */
+export function issueChildKey(
+  rt: Runtime,
+  parent: Actor,
+  o: { name: string; expiresAt?: Date | null; scopes?: readonly Scope[] | null; conversationIds?: readonly string[] | null },
+  present: PresentApiKey = rt.presenters.apiKey,
+) {
   return rt.db.transaction(async (trx) => {
     const parentKey = await lockLiveKey(trx, parent.keyId);
-    const issued = await issueApiKey(trx, { workspaceId: parent.workspaceId, userId: parent.userId, name: o.name, expiresAt: boundedExpiry(o.expiresAt, parentKey), parentKeyId: parentKey.id });
-    await recordAudit(trx, { workspaceId: parent.workspaceId, action: 'api_key.created', actor: parent, target: { type: 'api_key', id: issued.id }, details: { name: issued.name, prefix: issued.prefix, expires_at: issued.expires_at, parent_key_id: parentKey.id } });
+    const limits = childLimits(parentKey, { scopes: o.scopes, conversationIds: o.conversationIds });
+    if (o.conversationIds) await requireReadableIds(trx, { ...parent, ...limitsOfRow(parentKey) }, o.conversationIds);
+    const issued = await issueApiKey(
+      trx,
+      {
+        workspaceId: parent.workspaceId,
+        userId: parent.userId,
+        name: o.name,
+        expiresAt: boundedExpiry(o.expiresAt, parentKey),
+        parentKeyId: parentKey.id,
+        limits,
+      },
+      present,
+    );
+    await recordAudit(trx, {
+      workspaceId: parent.workspaceId,
+      action: 'api_key.created',
+      actor: parent,
+      target: { type: 'api_key', id: issued.id },
+      details: { name: issued.name, prefix: issued.prefix, expires_at: issued.expires_at, parent_key_id: parentKey.id, scopes: limits.scopes, conversation_ids: limits.conversationIds },
+    });
     return issued;
   });
 }

@@ -7,7 +7,7 @@ import type { Db, Knex } from '../../../shared/db/knex.js';
 import { AppError, forbidden, invalid, notFound } from '../../../shared/errors.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { emailIdentity } from '../../../shared/identity.js';
-import { boundedExpiry, lockLiveKey, revokeKeyTrees } from '../api-keys/api-keys.service.js';
+import { boundedExpiry, childLimits, lockLiveKey, revokeKeyTrees, type ParentKey } from '../api-keys/api-keys.service.js';
 import { asGrantor, canRemoveMember, isAdmin } from '../users/users.policy.js';
 import type { UserRow } from '../users/users.presenter.js';
 import * as users from '../users/users.store.js';
@@ -55,15 +55,21 @@ const invalidCredentials = () => new AppError('invalid_credentials', 'the email 
  * every way in. `parent`: the key a sign-in link was made with; the new key is
  * its child (never expires after it, revoked with it).
  */
-export async function signedIn(rt: Runtime, db: Db, user: UserRow, parent?: { id: string; expires_at: Date | null }) {
+export async function signedIn(rt: Runtime, db: Db, user: UserRow, parent?: ParentKey) {
   const ownExpiry = new Date(Date.now() + WEB_KEY_DAYS * 24 * 3600 * 1000);
-  const apiKey = await issueApiKey(db, {
-    workspaceId: user.workspace_id,
-    userId: user.id,
-    name: `${WEB_KEY_PREFIX}${new Date().toISOString().slice(0, 10)}`,
-    expiresAt: parent ? boundedExpiry(ownExpiry, parent) : ownExpiry,
-    parentKeyId: parent?.id ?? null,
-  });
+  const apiKey = await issueApiKey(
+    db,
+    {
+      workspaceId: user.workspace_id,
+      userId: user.id,
+      name: `${WEB_KEY_PREFIX}${new Date().toISOString().slice(0, 10)}`,
+      expiresAt: parent ? boundedExpiry(ownExpiry, parent) : ownExpiry,
+      parentKeyId: parent?.id ?? null,
+      // A sign-in link's key does and reaches what the key that made the link does, no more.
+      limits: parent ? childLimits(parent) : undefined,
+    },
+    rt.presenters.apiKey,
+  );
   return { user: rt.presenters.userTo({ userId: user.id, role: user.role })(user), api_key: apiKey };
 }
 

@@ -1,11 +1,13 @@
 // Hiding existence in one place (style habit 3). Every route under
 // /channels/{id} and /dms/{id} calls requireReadable first: a channel that does
 // not exist, belongs to another workspace, is private to others or is of the
-// other kind (a DM under /channels, a channel under /dms) all answer the same
-// 404 not_found, so a response never tells whether something is there.
+// other kind (a DM under /channels, a channel under /dms), or outside the
+// conversations the caller's key is limited to (shared/scopes.ts) all answer
+// the same 404 not_found, so a response never tells whether something is there.
 import type { Actor } from '../../../shared/auth.js';
 import type { Db } from '../../../shared/db/knex.js';
-import { findWithMembership, type Readable } from './channels.store.js';
+import { findWithMembership, readableIdsAmong, type Readable } from './channels.store.js';
+import { reachesConversation } from '../../../shared/scopes.js';
 import type { AccessCache } from '../../../shared/access-cache.js';
 import { notFound } from '../../../shared/errors.js';
 
@@ -25,6 +27,7 @@ export async function requireReadable(
   kind: ChannelKind = 'channel',
   cache?: AccessCache,
 ): Promise<Readable> {
+  if (!reachesConversation(actor, channelId)) throw hiddenError(kind);
   const cached = cache && cachedReadable(actor, channelId, kind, cache);
   if (cached) return cached;
   const mark = cache?.mark() ?? 0;
@@ -40,6 +43,7 @@ export async function requireReadable(
  * path awaits only on a miss): undefined when the cache does not know.
  */
 export function cachedReadable(actor: Actor, channelId: string, kind: ChannelKind, cache: AccessCache): Readable | undefined {
+  if (!reachesConversation(actor, channelId)) throw hiddenError(kind);
   const cached = cache.getAccess(channelId, actor.userId) as Readable | undefined;
   return cached && readable(cached, kind);
 }
@@ -53,4 +57,17 @@ function readableAs(found: Readable, kind: ChannelKind): boolean {
   const isChannel = found.channel.kind === 'channel';
   if (isChannel !== (kind === 'channel')) return false;
   return (isChannel && !found.channel.is_private) || found.isMember;
+}
+
+/**
+ * The channels and conversations a new key is to be limited to, each one the
+ * caller may read with the key it calls with (a key made from a limited key
+ * stays within its conversations): any other answers as hidden, 404.
+ */
+export async function requireReadableIds(db: Db, actor: Actor, ids: readonly string[]): Promise<void> {
+  const outside = ids.find((id) => !reachesConversation(actor, id));
+  if (outside !== undefined) throw notFound(`Conversation ${outside}`);
+  const readable = new Set(await readableIdsAmong(db, { workspaceId: actor.workspaceId, userId: actor.userId, ids }));
+  const hidden = ids.find((id) => !readable.has(id));
+  if (hidden !== undefined) throw notFound(`Conversation ${hidden}`);
 }

@@ -1,3 +1,4 @@
+import { requireAnyConversation } from '../../../shared/scopes.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import type { Actor } from '../../../shared/auth.js';
 import type { Knex } from '../../../shared/db/knex.js';
@@ -32,6 +33,7 @@ export async function listChannels(rt: Runtime, actor: Actor, q: PageQuery) {
       userId: actor.userId,
       after: decodeCursor(q.cursor),
       limit: q.limit,
+      conversationIds: actor.conversationIds,
     }),
   );
   const page = pageOf(rows, q.limit, presentChannel);
@@ -46,6 +48,7 @@ export async function getChannel(rt: Runtime, actor: Actor, channelId: string) {
 
 export async function createChannel(rt: Runtime, actor: Actor, input: CreateChannelInput) {
   const db = rt.db;
+  requireAnyConversation(actor, 'making a channel');
   if (input.is_default && !canSetDefault(actor)) throw forbidden('only workspace owners and admins create default channels');
   if (input.parent_channel_id) {
     // An unknown or hidden parent: 404 like any hidden channel; a sub-channel as parent: depth 1 exceeded.

@@ -30,7 +30,10 @@ export const parentIsPrivate = async (db: Db, channel: ChannelRow): Promise<bool
   channel.parent_channel_id !== null && (await db('channels').where({ id: channel.parent_channel_id, is_private: true }).first('id')) !== undefined;
 
 /** Public channels and the private ones the user is in, oldest first (channels_workspace_seq). */
-export const listVisibleChannels = (db: Db, o: { workspaceId: string; userId: string; after?: number; limit: number }): Promise<ChannelRow[]> =>
+export const listVisibleChannels = (
+  db: Db,
+  o: { workspaceId: string; userId: string; after?: number; limit: number; conversationIds?: readonly string[] | null },
+): Promise<ChannelRow[]> =>
   db('channels as c')
     .where({ 'c.workspace_id': o.workspaceId, 'c.kind': 'channel' })
     .where((q) =>
@@ -40,6 +43,8 @@ export const listVisibleChannels = (db: Db, o: { workspaceId: string; userId: st
     )
     .modify((q) => {
       if (o.after !== undefined) q.where('c.seq', '>', o.after);
+      // A key limited to conversations lists only those (shared/scopes.ts).
+      if (o.conversationIds) q.whereIn('c.id', o.conversationIds);
     })
     .orderBy('c.seq')
     .limit(o.limit + 1)
@@ -117,6 +122,23 @@ export async function findWithMembership(db: Db, actor: Actor, channelId: string
   const { is_member, ...channel } = row;
   return { channel: channel as ChannelRow, isMember: Boolean(is_member) };
 }
+
+/**
+ * Of `ids`, those `userId` may read in its workspace: public channels, and
+ * private channels and conversations it is a member of (one query).
+ */
+export const readableIdsAmong = async (db: Db, o: { workspaceId: string; userId: string; ids: readonly string[] }): Promise<string[]> =>
+  (
+    await db('channels as c')
+      .where('c.workspace_id', o.workspaceId)
+      .whereIn('c.id', o.ids.filter(isUuid))
+      .where((q) =>
+        q
+          .where((p) => p.where('c.kind', 'channel').andWhere('c.is_private', false))
+          .orWhereExists(db('channel_members as cm').whereRaw('cm.channel_id = c.id').andWhere('cm.user_id', o.userId)),
+      )
+      .select('c.id')
+  ).map((row: { id: string }) => row.id);
 
 /**
  * Whether a channel the user can see (public, or private and theirs) has this

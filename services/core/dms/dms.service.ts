@@ -1,3 +1,4 @@
+import { requireAnyConversation } from '../../../shared/scopes.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import type { Actor } from '../../../shared/auth.js';
 import type { Knex } from '../../../shared/db/knex.js';
@@ -18,6 +19,7 @@ export async function listConversations(rt: Runtime, actor: Actor, q: PageQuery)
       userId: actor.userId,
       before: decodeCursor(q.cursor),
       limit: q.limit,
+      conversationIds: actor.conversationIds,
     }),
   );
   const page = pageOf(rows, q.limit, presentConversation);
@@ -37,6 +39,7 @@ export async function getConversation(rt: Runtime, actor: Actor, conversationId:
  */
 export async function openConversation(rt: Runtime, actor: Actor, userIds: string[]) {
   const db = rt.db;
+  requireAnyConversation(actor, 'opening a conversation');
   const others = [...new Set(userIds.map((id) => id.toLowerCase()))].filter((id) => id !== actor.userId);
   if (others.length < 1 || others.length > MAX_OTHER_MEMBERS) {
     throw invalid(`user_ids: must list 1 to ${MAX_OTHER_MEMBERS} users other than yourself`);

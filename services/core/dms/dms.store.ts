@@ -22,13 +22,18 @@ export const findConversationByKey = (db: Db, workspaceId: string, memberKey: st
   db<ChannelRow>('channels').where({ workspace_id: workspaceId, member_key: memberKey }).whereNot('kind', 'channel').first();
 
 /** The user's conversations, newest first (channel_members_user, then channels by primary key). */
-export const listConversations = (db: Db, o: { workspaceId: string; userId: string; before?: number; limit: number }): Promise<ChannelRow[]> =>
+export const listConversations = (
+  db: Db,
+  o: { workspaceId: string; userId: string; before?: number; limit: number; conversationIds?: readonly string[] | null },
+): Promise<ChannelRow[]> =>
   db('channels as c')
     .join('channel_members as cm', 'cm.channel_id', 'c.id')
     .where({ 'cm.user_id': o.userId, 'c.workspace_id': o.workspaceId })
     .whereIn('c.kind', ['dm', 'group_dm'])
     .modify((q) => {
       if (o.before !== undefined) q.where('c.seq', '<', o.before);
+      // A key limited to conversations lists only those (shared/scopes.ts).
+      if (o.conversationIds) q.whereIn('c.id', o.conversationIds);
     })
     .orderBy('c.seq', 'desc')
     .limit(o.limit + 1)

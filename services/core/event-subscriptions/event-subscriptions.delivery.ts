@@ -11,6 +11,7 @@ import { entryTime } from '../../../shared/stream-reader.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { isMember, membershipsAmong } from '../channels/channels.store.js';
 import { OutboundFailed, OutboundRefused } from '../../../shared/http/outbound-fetch.js';
+import { reachesEvent } from '../../../shared/scopes.js';
 import { presentSubscription, type SubscriptionRow } from './event-subscriptions.presenter.js';
 import { MAX_ANSWER_BYTES } from './event-subscriptions.policy.js';
 import { signatureHeader } from './event-subscriptions.signature.js';
@@ -56,7 +57,12 @@ export async function deliveriesFor(rt: Runtime, entries: GroupEntry[]): Promise
   const pairs: { entry: GroupEntry; sub: (typeof subs)[number] }[] = [];
   for (const entry of wanted) {
     for (const sub of byWorkspace.get(entry.event.to.workspace_id) ?? []) {
-      if (sub.events.includes(entry.event.type) && streamReceives(entry.event, { userId: sub.user_id, workspaceId: sub.workspace_id }, () => true)) pairs.push({ entry, sub });
+      if (
+        sub.events.includes(entry.event.type) &&
+        reachesEvent({ conversationIds: sub.conversation_ids }, entry.event) &&
+        streamReceives(entry.event, { userId: sub.user_id, workspaceId: sub.workspace_id }, () => true)
+      )
+        pairs.push({ entry, sub });
     }
   }
   const channelIds = new Set<string>();
@@ -77,6 +83,8 @@ export async function deliveriesFor(rt: Runtime, entries: GroupEntry[]): Promise
 /** Whether the owner's stream would get the event now (the gateway's rule, membership from the database). */
 async function ownerSees(rt: Runtime, sub: SubscriptionRow, event: DeliveryJob['event']): Promise<boolean> {
   const owner = { userId: sub.user_id, workspaceId: sub.workspace_id };
+  // Made by a key limited to conversations: only their events (shared/scopes.ts).
+  if (!reachesEvent({ conversationIds: sub.conversation_ids }, event)) return false;
   if (streamReceives(event, owner, () => false)) return true;
   if (event.to.scope !== 'channel' || !streamReceives(event, owner, () => true)) return false;
   return isMember(rt.db, event.to.channel_id, sub.user_id);

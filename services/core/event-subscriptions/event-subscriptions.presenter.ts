@@ -14,6 +14,8 @@ export interface SubscriptionRow {
   previous_secret_until: Date | null;
   failing_since: Date | null;
   created_at: Date;
+  /** The conversations of the key that made it (shared/scopes.ts): only their events are delivered; null: all the owner's. */
+  conversation_ids: string[] | null;
 }
 
 export interface DeliveryRow {

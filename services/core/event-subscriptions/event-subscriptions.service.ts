@@ -88,6 +88,8 @@ export async function createSubscription(rt: Runtime, actor: Actor, input: Creat
       url: url.href,
       events: input.events ?? DEFAULT_EVENT_TYPES,
       secret: newSecret(),
+      // A key limited to conversations makes a subscription limited to them (shared/scopes.ts).
+      conversation_ids: actor.conversationIds === null ? null : [...actor.conversationIds],
     });
     // The host only: a URL's path or query may carry the receiver's own token.
     await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'event_subscription.created', actor, target: { type: 'event_subscription', id: created.id }, details: { host: url.host, events: created.events } });

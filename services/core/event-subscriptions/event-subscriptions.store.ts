@@ -5,7 +5,7 @@ import type { DeliveryRow, SubscriptionRow } from './event-subscriptions.present
 /** The delivery log keeps this many attempts per subscription (contract §11). */
 export const DELIVERY_LOG_SIZE = 100;
 
-export const insertSubscription = async (db: Db, row: Pick<SubscriptionRow, 'workspace_id' | 'user_id' | 'url' | 'events' | 'secret'>) => {
+export const insertSubscription = async (db: Db, row: Pick<SubscriptionRow, 'workspace_id' | 'user_id' | 'url' | 'events' | 'secret' | 'conversation_ids'>) => {
   const [created] = await db<SubscriptionRow>('event_subscriptions').insert(row).returning('*');
   return created as SubscriptionRow;
 };
@@ -54,7 +54,9 @@ export const activeSubscriptionsOf = (db: Db, workspaceIds: string[]) =>
   db<SubscriptionRow>('event_subscriptions')
     .whereIn('workspace_id', workspaceIds)
     .where({ status: 'active' })
-    .select('id', 'workspace_id', 'user_id', 'events') as Promise<Pick<SubscriptionRow, 'id' | 'workspace_id' | 'user_id' | 'events'>[]>;
+    .select('id', 'workspace_id', 'user_id', 'events', 'conversation_ids') as Promise<
+    Pick<SubscriptionRow, 'id' | 'workspace_id' | 'user_id' | 'events' | 'conversation_ids'>[]
+  >;
 
 /** A subscription to deliver to: active, its owner still in the workspace. */
 export const findDeliverable = async (db: Db, id: string): Promise<SubscriptionRow | undefined> =>

@@ -15,6 +15,7 @@ export async function searchMessages(rt: Runtime, actor: Actor, q: SearchInput) 
     authorId: q.author_id,
     before: decodeCursor(q.cursor),
     limit: q.limit,
+    conversationIds: actor.conversationIds,
   });
   return listJson(page);
 }

@@ -16,10 +16,24 @@ import type { MessageSql } from '../messages/messages.store.js';
 export async function searchMessages(
   db: Db,
   sql: MessageSql,
-  o: { workspaceId: string; userId: string; q: string; channelId?: string; authorId?: string; before?: number; limit: number },
+  o: {
+    workspaceId: string;
+    userId: string;
+    q: string;
+    channelId?: string;
+    authorId?: string;
+    before?: number;
+    limit: number;
+    /** A key limited to conversations (shared/scopes.ts) finds messages of those only. */
+    conversationIds?: readonly string[] | null;
+  },
 ): Promise<JsonPage> {
   const where: string[] = [];
-  const values: (string | number)[] = [o.q, o.q, o.workspaceId, o.workspaceId, o.userId];
+  const values: (string | number | string[])[] = [o.q, o.q, o.workspaceId, o.workspaceId, o.userId];
+  if (o.conversationIds) {
+    where.push('AND s.channel_id = ANY(?::uuid[])');
+    values.push([...o.conversationIds]);
+  }
   if (o.channelId) {
     where.push('AND s.channel_id = ?::uuid');
     values.push(o.channelId);

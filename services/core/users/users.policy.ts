@@ -24,4 +24,7 @@ export const asGrantor = (user: { id: string; workspace_id: string; role: Worksp
   workspaceId: user.workspace_id,
   role: user.role,
   isAgent: user.is_agent,
+  // Judged by the role alone: what a key may do was checked when the thing was made.
+  scopes: null,
+  conversationIds: null,
 });

@@ -57,7 +57,7 @@ export async function createUser(rt: Runtime, actor: Actor, input: CreateUserInp
         role,
         is_agent: isAgent,
       });
-      const apiKey = await issueApiKey(trx, { workspaceId: actor.workspaceId, userId: user.id, name: 'initial key' });
+      const apiKey = await issueApiKey(trx, { workspaceId: actor.workspaceId, userId: user.id, name: 'initial key' }, rt.presenters.apiKey);
       await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'user.created', actor, target: { type: 'user', id: user.id }, details: { name: user.name, role, is_agent: isAgent, api_key_id: apiKey.id } });
       const joined = isAgent ? await memberships.joinDefaultChannels(trx, actor.workspaceId, user.id) : [];
       const channels = await store.findChannelsByIds(trx, joined);

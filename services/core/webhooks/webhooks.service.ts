@@ -4,6 +4,7 @@ import { recordEvents } from '../../../shared/events.js';
 import { AppError, forbidden, notFound } from '../../../shared/errors.js';
 import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
 import { recordJob } from '../../../shared/jobs.js';
+import { reachesConversation } from '../../../shared/scopes.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { requireReadable } from '../channels/channels.access.js';
 import { cleanContent, postMessage, type PostMessageArgs } from '../messages/messages.service.js';
@@ -46,6 +47,7 @@ export async function listWebhooks(rt: Runtime, actor: Actor, q: { limit: number
       createdBy: seesAllWebhooks(actor) ? undefined : actor.userId,
       // A hook's address posts into its channel: never shown to someone who cannot read a private one.
       viewerId: actor.userId,
+      conversationIds: actor.conversationIds,
     }),
   );
   return pageOf(rows, q.limit, (row: WebhookRow) => presentWebhook(row, rt.config.publicBaseUrl));
@@ -53,7 +55,8 @@ export async function listWebhooks(rt: Runtime, actor: Actor, q: { limit: number
 
 export async function deleteWebhook(rt: Runtime, actor: Actor, webhookId: string) {
   const hook = await store.findWebhook(rt.db, webhookId);
-  if (!hook || hook.workspace_id !== actor.workspaceId) throw notFound('Webhook');
+  // A hook of a channel outside the key's conversations is absent to it (shared/scopes.ts).
+  if (!hook || hook.workspace_id !== actor.workspaceId || !reachesConversation(actor, hook.channel_id)) throw notFound('Webhook');
   if (!canDeleteWebhook(actor, hook)) throw forbidden('only the creator of a webhook, an admin or the owner deletes it');
   await rt.db.transaction(async (trx) => {
     await store.deleteWebhook(trx, hook.id);

@@ -16,12 +16,18 @@ export const findWebhook = async (db: Db, id: string): Promise<WebhookRow | unde
   WEBHOOK_ID.test(id) ? db<WebhookRow>('incoming_webhooks').where({ id }).first() : undefined;
 
 /** Hooks of the workspace, less those on private channels `viewerId` is not in (whoever made them). */
-export const listWebhooks = (db: Db, workspaceId: string, o: { after?: number; limit: number; createdBy?: string; viewerId: string }) =>
+export const listWebhooks = (
+  db: Db,
+  workspaceId: string,
+  o: { after?: number; limit: number; createdBy?: string; viewerId: string; conversationIds?: readonly string[] | null },
+) =>
   db<WebhookRow>('incoming_webhooks')
     .where({ workspace_id: workspaceId })
     .whereNotIn('channel_id', privateChannelsNotJoined(db, workspaceId, o.viewerId))
     .modify((q) => {
       if (o.createdBy !== undefined) q.where('created_by', o.createdBy);
+      // A key limited to conversations (shared/scopes.ts) sees the hooks of those only.
+      if (o.conversationIds) q.whereIn('channel_id', o.conversationIds);
       if (o.after !== undefined) q.where('seq', '>', o.after);
     })
     .orderBy('seq')

@@ -41,6 +41,8 @@ const HINTS: Record<string, string> = {
     'The API rejected AXID_API_KEY (mistyped, revoked or from another server). Set a valid key in the "env" block of the MCP client configuration and restart the tool server.',
   key_expired: 'AXID_API_KEY has expired. Create a new key (POST /api/v1/api-keys) and put it in the MCP client configuration.',
   forbidden: 'The key in AXID_API_KEY is not allowed to do this. Use a key of a workspace member with the needed role.',
+  insufficient_scope:
+    'The key in AXID_API_KEY is a scoped key without the scope this needs (named in the message), or limited to conversations. Make a key with that scope (POST /api/v1/api-keys, from a key that has it) and put it in the MCP client configuration.',
   not_found: 'The object does not exist or the key cannot see it. Use inspect_workspace to list what this key can access.',
   channel_not_found: 'The channel does not exist or the key cannot see it. Use inspect_workspace with include ["channels"].',
   validation_error: 'Fix the field named in the message and call the tool again.',

@@ -1,10 +1,12 @@
 import { z } from 'zod';
-import { ApiKeySchema, IssuedApiKeySchema, issueApiKey, presentApiKey, type ApiKeyRow } from '../../../../shared/auth.js';
+import { ApiKeySchema, IssuedApiKeySchema, issueApiKey } from '../../../../shared/auth.js';
+import { fromLevel } from '../../../../shared/feature-level.js';
+import { SCOPES } from '../../../../shared/scopes.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
 import { isUuid } from '../../../../shared/ids.js';
 import { notFound } from '../../../../shared/errors.js';
-import { issueChildKey, revokeKeyTrees } from '../../../core/api-keys/api-keys.service.js';
-import { PageQuery, decodeCursor, list, ok, pageOf } from '../../../../shared/http/envelope.js';
+import { issueChildKey, listOwnKeys, revokeKeyTrees } from '../../../core/api-keys/api-keys.service.js';
+import { PageQuery, list, ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { recordAudit } from '../../../core/audit/audit.store.js';
 
@@ -22,6 +24,27 @@ const CreateKeyBody = z.strictObject({
     .refine((d) => d.getTime() > Date.now(), 'must be in the future')
     .nullable()
     .optional(),
+  // Level 3 (shared/scopes.ts): unknown fields at level 2, refused as before.
+  scopes: fromLevel(
+    { since: 3 },
+    z
+      .array(z.enum(SCOPES))
+      .min(1)
+      .max(SCOPES.length)
+      .refine((list) => new Set(list).size === list.length, 'must not repeat a scope')
+      .optional()
+      .describe('What the key may do; omitted: what the calling key may (docs/security.md, "Scopes")'),
+  ),
+  conversation_ids: fromLevel(
+    { since: 3 },
+    z
+      .array(z.uuid())
+      .min(1)
+      .max(100)
+      .refine((list) => new Set(list).size === list.length, 'must not repeat a conversation')
+      .optional()
+      .describe('The only channels and conversations the key reaches, each one the caller can read; omitted: those of the calling key'),
+  ),
 });
 
 const KeyParams = z.object({ key_id: z.string() });
@@ -29,23 +52,12 @@ const KeyParams = z.object({ key_id: z.string() });
 export function apiKeyRoutes(routes: RouteTable) {
   const tag = 'API keys';
   routes
-    .add({ method: 'get', path: '/api-keys', summary: "List the current user's keys", tag, query: PageQuery, response: listOf(ApiKeySchema) }, async ({ rt, actor, query }) => {
-      const after = decodeCursor(query.cursor);
-      const rows = await rt
-        .db<ApiKeyRow>('api_keys')
-        .where({ user_id: actor.userId })
-        .whereNull('revoked_at')
-        .modify((q) => {
-          if (after !== undefined) q.where('seq', '>', after);
-        })
-        .orderBy('seq')
-        .limit(query.limit + 1);
-      return list(pageOf(rows, query.limit, presentApiKey));
-    })
+    .add({ method: 'get', path: '/api-keys', scope: 'read', summary: "List the current user's keys", tag, query: PageQuery, response: listOf(ApiKeySchema) }, async ({ rt, actor, query }) => list(await listOwnKeys(rt, actor, query)))
     .add(
       {
         method: 'post',
         path: '/api-keys',
+        scope: 'any_key',
         summary: 'Create a key; the secret is in this response only',
         tag,
         body: CreateKeyBody,
@@ -66,24 +78,29 @@ export function apiKeyRoutes(routes: RouteTable) {
       {
         method: 'post',
         path: '/api-keys',
+        scope: 'any_key',
         summary: 'Create a key; the secret is in this response only',
         description:
-          'Answers 201 with `{data: IssuedApiKey}`. The new key is made from the key calling: it never expires after it (no `expires_at`, or a later one, gives the calling key\'s expiry) and it is revoked when the calling key is revoked (docs/security.md, "Derived credentials").',
+          'Answers 201 with `{data: IssuedApiKey}`. The new key is made from the key calling: it never expires after it (no `expires_at`, or a later one, gives the calling key\'s expiry) and it is revoked when the calling key is revoked (docs/security.md, "Derived credentials"). `scopes` and `conversation_ids` limit it (docs/security.md, "Scopes"), within the calling key\'s: a scope the calling key lacks answers 403 `insufficient_scope`, a conversation it cannot read 404.',
         tag,
         body: CreateKeyBody,
         status: 201,
         response: dataOf(IssuedApiKeySchema),
+        errors: ['insufficient_scope', 'not_found'],
         since: 3,
       },
-      async ({ rt, actor, body }) => ok(await issueChildKey(rt, actor, { name: body.name, expiresAt: body.expires_at })),
+      async ({ rt, actor, body }) =>
+        ok(await issueChildKey(rt, actor, { name: body.name, expiresAt: body.expires_at, scopes: body.scopes, conversationIds: body.conversation_ids })),
     )
-    .add({ method: 'delete', path: '/api-keys/{key_id}', summary: 'Revoke a key', tag, params: KeyParams }, async ({ rt, actor, params }) => {
+    .add({ method: 'delete', path: '/api-keys/{key_id}', scope: 'admin', summary: 'Revoke a key', tag, params: KeyParams }, async ({ rt, actor, params }) => {
       if (!isUuid(params.key_id)) throw notFound('API key');
       await rt.db.transaction(async (trx) => {
         const own = await trx('api_keys').where({ id: params.key_id, user_id: actor.userId }).whereNull('revoked_at').first('id');
         if (!own) throw notFound('API key');
-        // Open streams authenticated with this key end (the gateway listens); keys made from it end with it.
-        await revokeKeyTrees(rt, trx, [params.key_id]);
+        // Open streams authenticated with this key end (the gateway listens); keys made from it end with it,
+        // but the calling key's own branch: a browser revoking the sign-in link's key it was made from
+        // (the web app's one-time `#key=` link) stays signed in, bounded by that key's expiry as before.
+        await revokeKeyTrees(rt, trx, [params.key_id], actor.keyId);
         await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'api_key.revoked', actor, target: { type: 'api_key', id: params.key_id } });
       });
     });

@@ -11,6 +11,7 @@ export function auditRoutes(routes: RouteTable) {
     {
       method: 'get',
       path: '/audit-log',
+      scope: 'read',
       summary: 'Security-relevant actions, newest first (owners and admins)',
       tag: 'Audit log',
       query: AuditLogQuery,

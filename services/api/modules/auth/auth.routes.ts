@@ -45,13 +45,14 @@ export function authRoutes(routes: RouteTable) {
   const tag = 'Sign-in';
   routes
     .add(
-      { method: 'get', path: '/auth/methods', summary: 'Which ways to sign in are on', tag, auth: 'none', response: dataOf(SignInMethodsSchema), since: 3 },
+      { method: 'get', path: '/auth/methods', scope: 'public', summary: 'Which ways to sign in are on', tag, auth: 'none', response: dataOf(SignInMethodsSchema), since: 3 },
       ({ rt }) => ok({ password: true, oidc: rt.config.oidc ? { name: rt.config.oidc.name } : null }),
     )
     .add(
       {
         method: 'post',
         path: '/auth/sign-in',
+        scope: 'public',
         summary: 'Sign in with an email and a password; answers a new 30-day key',
         description:
           'Needs no key. Answers 200 with `{data: SignedIn}`. A wrong email or password: 401 `invalid_credentials`, after the same work either way. More than 10 failures for one email or one client address in 15 minutes: 429 with the rate-limit headers.',
@@ -68,6 +69,7 @@ export function authRoutes(routes: RouteTable) {
       {
         method: 'post',
         path: '/auth/accept-invite',
+        scope: 'public',
         summary: "Accept an invite: creates the person with the invite's role and signs them in",
         tag,
         auth: 'none',
@@ -85,6 +87,7 @@ export function authRoutes(routes: RouteTable) {
       {
         method: 'post',
         path: '/auth/exchange',
+        scope: 'public',
         summary: 'Exchange a one-time code (single sign-on redirect, sign-in link) for a new 30-day key',
         tag,
         auth: 'none',
@@ -99,6 +102,7 @@ export function authRoutes(routes: RouteTable) {
       {
         method: 'post',
         path: '/auth/links',
+        scope: 'any_key',
         summary: "A link that signs the key's holder in once, in another browser, without the key in it",
         description:
           'Needs an API key. Answers 201 with `{data: OneTimeLink}`: `<PUBLIC_BASE_URL>/#code=<code>`. The web app that opens it exchanges the code (`POST /auth/exchange`) for a key of its own; the code works once and dies after 10 minutes.',
@@ -113,6 +117,7 @@ export function authRoutes(routes: RouteTable) {
       {
         method: 'post',
         path: '/auth/reset-password',
+        scope: 'public',
         summary: "Set a new password with a reset link's code; every web key of the person ends",
         tag,
         auth: 'none',
@@ -127,6 +132,7 @@ export function authRoutes(routes: RouteTable) {
       {
         method: 'get',
         path: '/auth/oidc/start',
+        scope: 'public',
         summary: 'Start single sign-on: redirects to the identity provider',
         description:
           'Needs no key. Answers 302 to the OpenID Connect provider (authorization code with PKCE, `state` and `nonce`), or to `/#sign_in_error=<code>` when single sign-on is off or the provider cannot be reached.',
@@ -142,6 +148,7 @@ export function authRoutes(routes: RouteTable) {
       {
         method: 'get',
         path: '/auth/oidc/callback',
+        scope: 'public',
         summary: "The identity provider's redirect back: signs the person in",
         description:
           "Needs no key. Answers 302 to `/#code=<one-time code>` (exchange it with `POST /auth/exchange` within 60 s) or to `/#sign_in_error=<code>`: `sso_state` (this browser did not start the flow, or it was used), `sso_failed`, `email_unverified`, `email_unsupported` (an address that cannot be compared safely: docs/security.md, \"One identity\"), `no_account`, `user_limit_reached`, `sso_unavailable`, `sso_not_configured`.",

@@ -11,13 +11,14 @@ import { ReadBody } from '../../../core/read-state/read-state.schemas.js';
 export function dmRoutes(routes: RouteTable) {
   const tag = 'Direct messages';
   routes
-    .add({ method: 'get', path: '/dms', summary: "List the caller's conversations, newest first", tag, query: ListQuery, response: listOf(ConversationSchema) }, async ({ rt, actor, query }) =>
+    .add({ method: 'get', path: '/dms', scope: 'read', summary: "List the caller's conversations, newest first", tag, query: ListQuery, response: listOf(ConversationSchema) }, async ({ rt, actor, query }) =>
       list(await dms.listConversations(rt, actor, query)),
     )
     .add(
       {
         method: 'post',
         path: '/dms',
+        scope: 'channels:write',
         summary: 'Open (201) or get (200) the conversation with 1 to 8 other users',
         tag,
         idempotent: 'actor',
@@ -32,13 +33,14 @@ export function dmRoutes(routes: RouteTable) {
         return new Reply(created ? 201 : 200, ok(conversation));
       },
     )
-    .add({ method: 'get', path: '/dms/{conversation_id}', summary: 'Conversation details', tag, params: ConversationParams, response: dataOf(ConversationSchema) }, async ({ rt, actor, params }) =>
+    .add({ method: 'get', path: '/dms/{conversation_id}', scope: 'read', summary: 'Conversation details', tag, params: ConversationParams, response: dataOf(ConversationSchema) }, async ({ rt, actor, params }) =>
       ok(await dms.getConversation(rt, actor, params.conversation_id)),
     )
     .add(
       {
         method: 'post',
         path: '/dms/{conversation_id}/read',
+        scope: 'messages:write',
         summary: 'Record that the caller has read up to a message (it never moves back); channel.read to their own streams',
         tag,
         since: 3,

@@ -15,6 +15,7 @@ export function eventSubscriptionRoutes(routes: RouteTable) {
       {
         method: 'post',
         path: '/event-subscriptions',
+        scope: 'events',
         since,
         summary: 'Subscribe an https:// address to the events your stream receives; the secret is in this response only',
         description:
@@ -31,6 +32,7 @@ export function eventSubscriptionRoutes(routes: RouteTable) {
       {
         method: 'get',
         path: '/event-subscriptions',
+        scope: 'events',
         since,
         summary: 'List your event subscriptions (admins: every one of the workspace with all=true)',
         tag,
@@ -41,11 +43,11 @@ export function eventSubscriptionRoutes(routes: RouteTable) {
       async ({ rt, actor, query }) => list(await subscriptions.listSubscriptions(rt, actor, query)),
     )
     .add(
-      { method: 'get', path: '/event-subscriptions/{subscription_id}', since, summary: 'Get an event subscription', tag, params: SubscriptionIdParams, query: AllQuery, response: dataOf(EventSubscriptionSchema) },
+      { method: 'get', path: '/event-subscriptions/{subscription_id}', scope: 'events', since, summary: 'Get an event subscription', tag, params: SubscriptionIdParams, query: AllQuery, response: dataOf(EventSubscriptionSchema) },
       async ({ rt, actor, params, query }) => ok(await subscriptions.getSubscription(rt, actor, params.subscription_id, query.all)),
     )
     .add(
-      { method: 'delete', path: '/event-subscriptions/{subscription_id}', since, summary: 'Delete an event subscription (admins: anyone\'s, with all=true)', tag, params: SubscriptionIdParams, query: AllQuery },
+      { method: 'delete', path: '/event-subscriptions/{subscription_id}', scope: 'events', since, summary: 'Delete an event subscription (admins: anyone\'s, with all=true)', tag, params: SubscriptionIdParams, query: AllQuery },
       async ({ rt, actor, params, query }) => {
         await subscriptions.deleteSubscription(rt, actor, params.subscription_id, query.all);
       },
@@ -54,6 +56,7 @@ export function eventSubscriptionRoutes(routes: RouteTable) {
       {
         method: 'post',
         path: '/event-subscriptions/{subscription_id}/rotate-secret',
+        scope: 'events',
         since,
         summary: 'Issue a new signing secret; the old one keeps signing beside it for 24 h',
         tag,
@@ -66,6 +69,7 @@ export function eventSubscriptionRoutes(routes: RouteTable) {
       {
         method: 'get',
         path: '/event-subscriptions/{subscription_id}/deliveries',
+        scope: 'events',
         since,
         summary: 'The last 100 delivery attempts, newest first',
         tag,

@@ -15,6 +15,7 @@ export function fileRoutes(routes: RouteTable) {
       {
         method: 'post',
         path: '/files',
+        scope: 'files:write',
         summary: 'Upload a file (multipart/form-data, field "file", at most 100 MB); the worker then hashes and checks it',
         tag,
         status: 201,
@@ -31,6 +32,7 @@ export function fileRoutes(routes: RouteTable) {
       {
         method: 'get',
         path: '/files/{file_id}/download',
+        scope: 'public',
         summary: 'The file as an attachment, through the signed link of GET /files/{file_id} (embedded store only; no key needed)',
         tag,
         auth: 'none',
@@ -45,13 +47,14 @@ export function fileRoutes(routes: RouteTable) {
         return file.body;
       },
     )
-    .add({ method: 'get', path: '/files/{file_id}', summary: 'File metadata and a download URL valid 15 minutes', tag, params: FileIdParams, response: dataOf(FileWithDownloadSchema) }, async ({ rt, actor, params }) =>
+    .add({ method: 'get', path: '/files/{file_id}', scope: 'read', summary: 'File metadata and a download URL valid 15 minutes', tag, params: FileIdParams, response: dataOf(FileWithDownloadSchema) }, async ({ rt, actor, params }) =>
       ok(await files.getFile(rt, actor, params.file_id)),
     )
     .add(
       {
         method: 'delete',
         path: '/files/{file_id}',
+        scope: 'files:write',
         summary: 'Delete a file and its stored object (its uploader, an admin or the owner); messages that carried it show it as removed',
         since: 3,
         tag,

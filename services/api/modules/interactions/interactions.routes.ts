@@ -13,6 +13,7 @@ export function interactionRoutes(routes: RouteTable) {
       {
         method: 'post',
         path: '/interactions/actions',
+        scope: 'messages:write',
         summary: 'Invoke a button actionId handler (not implemented at feature level 2)',
         until: 2,
         tag: 'Interactions',
@@ -28,6 +29,7 @@ export function interactionRoutes(routes: RouteTable) {
       {
         method: 'post',
         path: '/interactions/actions',
+        scope: 'messages:write',
         summary: "Click a message's actionId button: the interaction.action event goes to the message's author",
         since: 3,
         tag: 'Interactions',

@@ -13,6 +13,7 @@ export function inviteRoutes(routes: RouteTable) {
       {
         method: 'post',
         path: '/invites',
+        scope: 'admin',
         summary: 'Invite a person: a link that creates their account (owners and admins)',
         tag,
         body: CreateInviteBody,
@@ -24,11 +25,11 @@ export function inviteRoutes(routes: RouteTable) {
       async ({ rt, actor, body }) => ok(await invites.createInvite(rt, actor, body)),
     )
     .add(
-      { method: 'get', path: '/invites', summary: 'Unused, live invites (owners and admins)', tag, query: PageQuery, response: listOf(InviteSchema), errors: ['forbidden'], since: 3 },
+      { method: 'get', path: '/invites', scope: 'read', summary: 'Unused, live invites (owners and admins)', tag, query: PageQuery, response: listOf(InviteSchema), errors: ['forbidden'], since: 3 },
       async ({ rt, actor, query }) => list(await invites.listInvites(rt, actor, query)),
     )
     .add(
-      { method: 'delete', path: '/invites/{invite_id}', summary: 'Revoke an invite (owners and admins)', tag, params: InviteParams, errors: ['forbidden'], since: 3 },
+      { method: 'delete', path: '/invites/{invite_id}', scope: 'admin', summary: 'Revoke an invite (owners and admins)', tag, params: InviteParams, errors: ['forbidden'], since: 3 },
       async ({ rt, actor, params }) => {
         await invites.revokeInvite(rt, actor, params.invite_id);
       },

@@ -23,6 +23,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       {
         method: 'get',
         path: `${base}/messages`,
+        scope: 'read',
         summary: `List ${what} messages newest first; thread_id lists that thread's replies`,
         tag,
         params: P,
@@ -32,18 +33,18 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       ({ rt, actor, params, query }) => messages.listMessages(rt, actor, params[param]!, kind, query),
     )
     .add(
-      { method: 'post', path: `${base}/messages`, summary: `Post a message (thread_id makes a reply)`, tag, params: P, body: PostMessageBody, status: 201, response: dataOf(MessageSchema), errors: ['forbidden'], idempotent: 'actor' },
+      { method: 'post', path: `${base}/messages`, scope: 'messages:write', summary: `Post a message (thread_id makes a reply)`, tag, params: P, body: PostMessageBody, status: 201, response: dataOf(MessageSchema), errors: ['forbidden'], idempotent: 'actor' },
       async ({ rt, actor, params, body }) => ok(await messages.createMessage(rt, actor, params[param]!, kind, body)),
     )
-    .add({ method: 'get', path: `${base}/messages/{message_id}`, summary: 'One message', tag, params: PM, response: dataOf(MessageSchema) }, async ({ rt, actor, params }) =>
+    .add({ method: 'get', path: `${base}/messages/{message_id}`, scope: 'read', summary: 'One message', tag, params: PM, response: dataOf(MessageSchema) }, async ({ rt, actor, params }) =>
       ok(await messages.getMessage(rt, actor, params[param]!, kind, params.message_id!)),
     )
     .add(
-      { method: 'patch', path: `${base}/messages/{message_id}`, summary: 'Edit a message (author only)', tag, params: PM, body: UpdateMessageBody, response: dataOf(MessageSchema), errors: ['forbidden'] },
+      { method: 'patch', path: `${base}/messages/{message_id}`, scope: 'messages:write', summary: 'Edit a message (author only)', tag, params: PM, body: UpdateMessageBody, response: dataOf(MessageSchema), errors: ['forbidden'] },
       async ({ rt, actor, params, body }) => ok(await messages.updateMessage(rt, actor, params[param]!, kind, params.message_id!, body)),
     )
     .add(
-      { method: 'delete', path: `${base}/messages/{message_id}`, summary: 'Delete a message (author, admin or owner)', tag, params: PM, errors: ['forbidden'] },
+      { method: 'delete', path: `${base}/messages/{message_id}`, scope: 'messages:write', summary: 'Delete a message (author, admin or owner)', tag, params: PM, errors: ['forbidden'] },
       async ({ rt, actor, params }) => {
         await messages.deleteMessage(rt, actor, params[param]!, kind, params.message_id!);
       },
@@ -52,6 +53,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       {
         method: 'post',
         path: `${base}/messages/{message_id}/append`,
+        scope: 'messages:write',
         summary: 'Append to a streamed reply (its author); message.appended carries the delta',
         since: 3,
         tag,
@@ -66,6 +68,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       {
         method: 'post',
         path: `${base}/messages/{message_id}/finish`,
+        scope: 'messages:write',
         summary: 'Finish a streamed reply (its author), optionally with its final content_json and metadata',
         since: 3,
         tag,
@@ -80,6 +83,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       {
         method: 'get',
         path: `${base}/messages/{message_id}/edits`,
+        scope: 'read',
         summary: 'Earlier versions of a message (edit history), newest first',
         since: 3,
         tag,
@@ -93,6 +97,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       {
         method: 'post',
         path: `${base}/messages/{message_id}/reactions`,
+        scope: 'messages:write',
         summary: 'Add a reaction; adding one the caller already added changes nothing and answers it again',
         tag,
         params: PM,
@@ -104,13 +109,13 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       async ({ rt, actor, params, body }) => ok((await messages.addReaction(rt, actor, params[param]!, kind, params.message_id!, body.emoji)).reaction),
     )
     .add(
-      { method: 'delete', path: `${base}/messages/{message_id}/reactions/{emoji}`, summary: 'Remove own reaction', tag, params: PE },
+      { method: 'delete', path: `${base}/messages/{message_id}/reactions/{emoji}`, scope: 'messages:write', summary: 'Remove own reaction', tag, params: PE },
       async ({ rt, actor, params }) => {
         await messages.removeReaction(rt, actor, params[param]!, kind, params.message_id!, params.emoji!);
       },
     );
   if (o.typing) {
-    routes.add({ method: 'post', path: `${base}/typing`, summary: 'Send a typing indicator', tag, params: P, status: 204, errors: ['forbidden'] }, async ({ rt, actor, params }) => {
+    routes.add({ method: 'post', path: `${base}/typing`, scope: 'messages:write', summary: 'Send a typing indicator', tag, params: P, status: 204, errors: ['forbidden'] }, async ({ rt, actor, params }) => {
       await messages.sendTyping(rt, actor, params[param]!, kind);
     });
   }

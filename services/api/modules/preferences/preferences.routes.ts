@@ -8,11 +8,11 @@ export function preferenceRoutes(routes: RouteTable) {
   const tag = 'Users and agents';
   routes
     .add(
-      { method: 'get', path: '/users/me/preferences', summary: "The caller's preferences (muted conversations, theme), the same on every device", tag, response: dataOf(PreferencesSchema), since: 3 },
+      { method: 'get', path: '/users/me/preferences', scope: 'read', summary: "The caller's preferences (muted conversations, theme), the same on every device", tag, response: dataOf(PreferencesSchema), since: 3 },
       async ({ rt, actor }) => ok(await preferences.getPreferences(rt, actor)),
     )
     .add(
-      { method: 'patch', path: '/users/me/preferences', summary: "Change the caller's preferences (a field given replaces the stored one)", tag, body: UpdatePreferencesBody, response: dataOf(PreferencesSchema), since: 3 },
+      { method: 'patch', path: '/users/me/preferences', scope: 'admin', summary: "Change the caller's preferences (a field given replaces the stored one)", tag, body: UpdatePreferencesBody, response: dataOf(PreferencesSchema), since: 3 },
       async ({ rt, actor, body }) => ok(await preferences.updatePreferences(rt, actor, body)),
     );
 }

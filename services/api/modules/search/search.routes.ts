@@ -9,6 +9,7 @@ export function searchRoutes(routes: RouteTable) {
     {
       method: 'get',
       path: '/search/messages',
+      scope: 'read',
       summary: 'Search messages the caller can read now: q in web-search syntax (words, "phrases", -excluded), newest first',
       ...SEARCH,
       tag: 'Messages',

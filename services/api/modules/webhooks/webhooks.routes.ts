@@ -13,15 +13,15 @@ const tag = 'Webhooks';
 /** Managing incoming webhooks, under /api/v1 with an API key. */
 export function webhookRoutes(routes: RouteTable) {
   routes
-    .add({ method: 'get', path: '/webhooks/incoming', summary: 'List incoming webhooks (admins: all; others: their own)', tag, query: ListWebhooksQuery, response: listOf(WebhookSchema) }, async ({ rt, actor, query }) =>
+    .add({ method: 'get', path: '/webhooks/incoming', scope: 'read', summary: 'List incoming webhooks (admins: all; others: their own)', tag, query: ListWebhooksQuery, response: listOf(WebhookSchema) }, async ({ rt, actor, query }) =>
       list(await webhooks.listWebhooks(rt, actor, query)),
     )
     .add(
-      { method: 'post', path: '/webhooks/incoming', summary: 'Create an incoming webhook for a channel you can read', tag, body: CreateWebhookBody, status: 201, response: dataOf(WebhookSchema), errors: ['channel_not_found'] },
+      { method: 'post', path: '/webhooks/incoming', scope: 'channels:write', summary: 'Create an incoming webhook for a channel you can read', tag, body: CreateWebhookBody, status: 201, response: dataOf(WebhookSchema), errors: ['channel_not_found'] },
       async ({ rt, actor, body }) => ok(await webhooks.createWebhook(rt, actor, body)),
     )
     .add(
-      { method: 'delete', path: '/webhooks/incoming/{webhook_id}', summary: 'Delete an incoming webhook (its creator, an admin or the owner)', tag, params: WebhookIdParams, errors: ['forbidden'] },
+      { method: 'delete', path: '/webhooks/incoming/{webhook_id}', scope: 'channels:write', summary: 'Delete an incoming webhook (its creator, an admin or the owner)', tag, params: WebhookIdParams, errors: ['forbidden'] },
       async ({ rt, actor, params }) => {
         await webhooks.deleteWebhook(rt, actor, params.webhook_id);
       },
@@ -33,6 +33,7 @@ export function hookRoutes(routes: RouteTable) {
   const native = {
     method: 'post',
     path: '/hooks/{webhook_id}',
+    scope: 'public',
     summary: 'Post {content, metadata?} as a message in the webhook channel',
     description: 'Needs no key: the address is the credential. Answers 201 with `{data: Message}`, the message as posted.',
     tag,
@@ -61,6 +62,7 @@ export function hookRoutes(routes: RouteTable) {
       {
         method: 'post',
         path: '/hooks/compat/{webhook_id}',
+        scope: 'public',
         summary: 'Post in the chat-platform-compatible format (JSON, or a form field payload=<json>); answers "ok"',
         description: 'Needs no key: the address is the credential. Answers 200 with the text `ok`, as chat-platform senders expect; attachments are rendered by the worker afterwards.',
         tag,

@@ -12,20 +12,21 @@ import * as workspaces from '../../../core/workspaces/workspaces.service.js';
 export function workspaceRoutes(routes: RouteTable) {
   const tag = 'Workspace';
   routes
-    .add({ method: 'get', path: '/workspaces/current', summary: 'Current workspace details', tag, response: dataOf(WorkspaceSchema) }, async ({ rt, actor }) =>
+    .add({ method: 'get', path: '/workspaces/current', scope: 'read', summary: 'Current workspace details', tag, response: dataOf(WorkspaceSchema) }, async ({ rt, actor }) =>
       ok(await workspaces.getWorkspace(rt, actor)),
     )
     .add(
-      { method: 'patch', path: '/workspaces/current', summary: 'Update workspace name and settings', tag, body: UpdateWorkspaceBody, response: dataOf(WorkspaceSchema), errors: ['forbidden'] },
+      { method: 'patch', path: '/workspaces/current', scope: 'admin', summary: 'Update workspace name and settings', tag, body: UpdateWorkspaceBody, response: dataOf(WorkspaceSchema), errors: ['forbidden'] },
       async ({ rt, actor, body }) => ok(await workspaces.updateWorkspace(rt, actor, body)),
     )
-    .add({ method: 'get', path: '/workspaces/current/members', summary: 'List members', tag, query: PageQuery, response: listOf(UserSchema) }, async ({ rt, actor, query }) =>
+    .add({ method: 'get', path: '/workspaces/current/members', scope: 'read', summary: 'List members', tag, query: PageQuery, response: listOf(UserSchema) }, async ({ rt, actor, query }) =>
       list(await users.listUsers(rt, actor, query)),
     )
     .add(
       {
         method: 'patch',
         path: '/workspaces/current/members/{user_id}',
+        scope: 'admin',
         summary: "Update a member's role",
         tag,
         params: MemberParams,
@@ -40,6 +41,7 @@ export function workspaceRoutes(routes: RouteTable) {
       {
         method: 'patch',
         path: '/workspaces/current/members/{user_id}',
+        scope: 'admin',
         summary: "Update a member's role or email",
         tag,
         params: MemberParams,
@@ -54,6 +56,7 @@ export function workspaceRoutes(routes: RouteTable) {
       {
         method: 'post',
         path: '/workspaces/current/members/{user_id}/password-reset',
+        scope: 'admin',
         summary: 'Make a one-time link the member sets a new password with',
         tag,
         params: MemberParams,
@@ -65,7 +68,7 @@ export function workspaceRoutes(routes: RouteTable) {
       async ({ rt, actor, params }) => ok(await createPasswordResetLink(rt, actor, params.user_id)),
     )
     .add(
-      { method: 'delete', path: '/workspaces/current/members/{user_id}', summary: 'Remove a member', tag, params: MemberParams, errors: ['forbidden', 'conflict'] },
+      { method: 'delete', path: '/workspaces/current/members/{user_id}', scope: 'admin', summary: 'Remove a member', tag, params: MemberParams, errors: ['forbidden', 'conflict'] },
       async ({ rt, actor, params }) => {
         await workspaces.removeMember(rt, actor, params.user_id);
       },

@@ -160,7 +160,13 @@ function Keys() {
       <Table head={['Name', 'Prefix', 'Created', 'Expires', '']}>
         {keys?.map((k) => (
           <tr key={k.id}>
-            <td>{k.name}{k.id === client.session?.keyId ? <span class="tag">this browser</span> : null}</td>
+            <td>
+              {k.name}
+              {k.id === client.session?.keyId ? <span class="tag">this browser</span> : null}
+              {/* A scoped key's limits (level 3; docs/security.md, "Scopes"): absent at level 2 and on keys without them. */}
+              {k.scopes ? <span class="tag">{k.scopes.join(', ')}</span> : null}
+              {k.conversation_ids ? <span class="tag">{k.conversation_ids.length === 1 ? '1 conversation' : `${k.conversation_ids.length} conversations`}</span> : null}
+            </td>
             <td><code>{k.prefix}</code></td>
             <td>{date(k.created_at)}</td>
             <td>{date(k.expires_at)}</td>
