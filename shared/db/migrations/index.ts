@@ -21,6 +21,7 @@ import * as outboxAutovacuum from './070_outbox_autovacuum.js';
 import * as eventCursor from './080_event_cursor.js';
 import * as messageChannelKey from './081_message_channel_key.js';
 import * as messageSearchTable from './090_message_search_table.js';
+import * as slackImport from './130_slack_import.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '080_event_cursor': eventCursor,
   '081_message_channel_key': messageChannelKey,
   '090_message_search_table': messageSearchTable,
+  '130_slack_import': slackImport,
 };
