@@ -2,6 +2,8 @@
 // imported into a workspace, then read back through HTTP as its people read it.
 import { expect } from 'chai';
 import { truncateSync, copyFileSync } from 'node:fs';
+import path from 'node:path';
+import { exportSlack } from '../../services/core/imports/slack-export.js';
 import { generateApiKey } from '../../shared/auth.js';
 import { importSlackExport, type ImportReport } from '../../services/core/imports/slack-import.js';
 import { importDepsOf } from '../../services/core/imports/imports.deps.js';
@@ -62,6 +64,23 @@ describe('npm run import:slack (the import, at level 3)', () => {
     const [u] = await s.rt.db('users').where({ workspace_id: workspaceId }).count('* as n');
     const [r] = await s.rt.db('reactions as r').join('messages as m', 'm.id', 'r.message_id').where({ 'm.workspace_id': workspaceId }).count('* as n');
     return { messages: Number(m!.n), channels: Number(c!.n), users: Number(u!.n), reactions: Number(r!.n) };
+  };
+
+  const totals = async (workspaceId: string) => {
+    const [m] = await s.rt.db('messages').where({ workspace_id: workspaceId }).count('* as n');
+    const [r] = await s.rt.db('messages').where({ workspace_id: workspaceId }).whereNotNull('thread_id').count('* as n');
+    const [x] = await s.rt.db('reactions as r').join('messages as m', 'm.id', 'r.message_id').where({ 'm.workspace_id': workspaceId }).count('* as n');
+    return { messages: Number(m!.n), replies: Number(r!.n), reactions: Number(x!.n) };
+  };
+  /** Every message as conversation name (or its people), time and text; channel ids in links left out. */
+  const texts = async (workspaceId: string) => {
+    const rows: { content: string; created_at: Date; name: string | null; member_key: string | null }[] = await s.rt
+      .db('messages as m')
+      .join('channels as c', 'c.id', 'm.channel_id')
+      .where({ 'm.workspace_id': workspaceId })
+      .orderBy([{ column: 'm.created_at' }, { column: 'm.content' }])
+      .select('m.content', 'm.created_at', 'c.name', 'c.kind');
+    return rows.map((r) => `${r.name ?? 'dm'} ${r.created_at.toISOString()} ${r.content.replace(/\/c\/[0-9a-f-]{36}/g, '/c/ID')}`);
   };
 
   before(async () => {
@@ -133,7 +152,7 @@ describe('npm run import:slack (the import, at level 3)', () => {
       'Build **42** passed',
       'Edited text',
       'Here is the spec',
-      '_(file not imported: missing.png: not in the --files-from folder, and the export has no download URL)_',
+      '*(file not imported: missing.png: not in the --files-from folder, and the export has no download URL)*',
       'I am a bot user',
     ]);
     expect(general[0]!.created_at).to.equal('2024-01-01T09:06:40.000Z');
@@ -206,6 +225,31 @@ describe('npm run import:slack (the import, at level 3)', () => {
     expect(dry.dry_run).to.equal(true);
     expect(dry.counts).to.deep.equal(SAMPLE_COUNTS);
     expect(await counts(other.workspaceId)).to.deep.equal(before);
+  });
+
+  it('export:slack writes the same format back: a fresh workspace importing it has the same counts and texts', async () => {
+    const out = path.join(path.dirname(zip), 'round-trip.zip');
+    const exported = await exportSlack(importDepsOf(s.rt), out, { workspaceId: ws.workspaceId });
+    // The exporting workspace's owner is one more person.
+    expect(exported).to.include({ users: SAMPLE_COUNTS.users + 1, channels: SAMPLE_COUNTS.channels, dms: SAMPLE_COUNTS.dms, files: 1, pins: 1 });
+    const fresh = await newWorkspace(s);
+    const back = await importSlackExport(importDepsOf(s.rt), out, { workspaceId: fresh.workspaceId });
+    expect(back.skipped).to.deep.equal([]);
+    const [{ messages: m1, replies: r1, reactions: x1 }] = [await totals(ws.workspaceId)];
+    expect(back.counts).to.deep.equal({ users: SAMPLE_COUNTS.users + 1, channels: SAMPLE_COUNTS.channels, dms: SAMPLE_COUNTS.dms, messages: m1, replies: r1, reactions: x1, pins: 1, files: 1 });
+    expect(await texts(fresh.workspaceId)).to.deep.equal(await texts(ws.workspaceId));
+    // The file's bytes came along inside the ZIP.
+    const file = await s.rt.db('files').where({ workspace_id: fresh.workspaceId }).first('size');
+    expect(Number(file.size)).to.equal(SPEC_BYTES.length);
+  });
+
+  it('export:slack --channels writes only the named channels', async () => {
+    const out = path.join(path.dirname(zip), 'random-only.zip');
+    const exported = await exportSlack(importDepsOf(s.rt), out, { workspaceId: ws.workspaceId, channels: ['random'] });
+    expect(exported).to.include({ channels: 1, dms: 0, messages: 2 });
+    let error: Error | null = null;
+    await exportSlack(importDepsOf(s.rt), out, { workspaceId: ws.workspaceId, channels: ['nope'] }).catch((err: Error) => (error = err));
+    expect(error!.message).to.equal('--channels: no channel named "nope"');
   });
 
   describe('a malformed export fails naming the file, and writes nothing', () => {

@@ -530,7 +530,7 @@ class Importer {
     for (const f of m.files ?? []) {
       const got = await this.file(f, author?.id ?? null, created, item);
       let line: string | null = null;
-      if (typeof got === 'string') line = `_(file not imported: ${escapeMd(fileName(f))}: ${got})_`;
+      if (typeof got === 'string') line = `*(file not imported: ${escapeMd(fileName(f))}: ${got})*`;
       else {
         shared.push(got);
         if (!converted.content.trim()) line = `Shared a file: ${escapeMd(got.name)}`;
