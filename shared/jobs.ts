@@ -22,11 +22,13 @@ export interface JobPayloads {
   'idempotency.sweep': Record<string, never>;
   /** Level 3, repeating: index messages written where search did not exist (migration 090). */
   'search.backfill': Record<string, never>;
+  /** Level 3: run an uploaded Slack export's import (services/core/imports); resumable, so a restarted worker carries on. */
+  'import.slack': { importId: string };
 }
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES = ['file.postprocess', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill'] as const satisfies readonly JobName[];
+export const JOB_NAMES = ['file.postprocess', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill', 'import.slack'] as const satisfies readonly JobName[];
 
 /** One queue for every job; the job name picks the handler. */
 export const QUEUE_NAME = 'jobs';
@@ -46,6 +48,7 @@ const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
   'messages.finish_stale_streams': () => 'messages.finish_stale_streams',
   'idempotency.sweep': () => 'idempotency.sweep',
   'search.backfill': () => 'search.backfill',
+  'import.slack': (p) => `import.slack-${p.importId}`,
 };
 
 /**

@@ -6,6 +6,7 @@ import { renderWebhookMessage } from './webhooks/webhooks.jobs.js';
 import { finishStaleStreams } from './messages/messages.jobs.js';
 import { sweepIdempotencyKeys } from '../../shared/http/idempotency.js';
 import { indexUnsearchedMessages } from './search/search.jobs.js';
+import { runSlackImport } from './imports/imports.jobs.js';
 
 export const handlers: JobHandlers = {
   'file.postprocess': postprocessFile,
@@ -15,4 +16,5 @@ export const handlers: JobHandlers = {
     await sweepIdempotencyKeys(rt);
   },
   'search.backfill': indexUnsearchedMessages,
+  'import.slack': runSlackImport,
 };

@@ -75,6 +75,8 @@ export interface ImportOptions {
   defaultEmailDomain?: string | null;
   /** Messages per transaction. */
   batchSize?: number;
+  /** Called inside every write transaction with the counts so far (an API import keeps them on its row, exact across a crash). */
+  saveProgress?: (trx: Knex.Transaction, counts: ImportCounts) => Promise<void>;
   onProgress?: (p: ImportProgress) => void;
 }
 
@@ -277,10 +279,10 @@ class Importer {
       byId.set(id, { id, name, email });
       this.people.set(u.id, { id, name, label, active: !deleted });
       this.report.counts.users++;
-      if (u.is_restricted || u.is_ultra_restricted) this.report.notes.push(`user ${name} was a ${u.is_ultra_restricted ? 'single' : 'multi'}-channel guest in Slack: a member here, in the channels the export lists`);
-      if (u.is_admin || u.is_owner) this.report.notes.push(`user ${name} was a Slack ${u.is_owner ? 'owner' : 'admin'}: a member here (give roles in Axid's settings)`);
-      if (deleted) this.report.notes.push(`user ${name} was deactivated in Slack: a removed member whose messages keep their author`);
-      if (!email && !isBot && !deleted) this.report.notes.push(`user ${name} has no email in the export: they sign in once an owner sets one (or with --default-email-domain)`);
+      if (u.is_restricted || u.is_ultra_restricted) this.group('guests', 'Guests in Slack, members here in the channels the export lists', name);
+      if (u.is_admin || u.is_owner) this.group('admins', "Slack owners and admins, members here (give roles in Axid's settings)", name);
+      if (deleted) this.group('deleted', 'Deactivated in Slack, removed members here whose messages keep their author', name);
+      if (!email && !isBot && !deleted) this.group('no-email', 'No email in the export: they sign in once an owner sets one (or import with --default-email-domain)', name);
     }
     for (const [key, bot] of this.bots) {
       const already = mappedBots.get(key);
@@ -301,7 +303,7 @@ class Importer {
     for (let i = 0; i < fresh.length; i += 1000) {
       const users = fresh.slice(i, i + 1000);
       const ids = new Set(users.map((u) => u.id));
-      await db.transaction(async (trx) => {
+      await this.transaction(async (trx) => {
         await store.insertUsers(trx, ws, users);
         await store.insertMappings(trx, ws, 'user', '', freshKeys.filter((k) => ids.has(k.id)));
         await store.insertMappings(trx, ws, 'bot', '', freshBotKeys.filter((k) => ids.has(k.id)));
@@ -309,7 +311,15 @@ class Importer {
     }
     // Matches with existing users (by email) have no row of their own to write.
     const existingMatches = freshKeys.filter((k) => !fresh.some((u) => u.id === k.id));
-    await store.insertMappings(db, ws, 'user', '', existingMatches);
+    if (existingMatches.length) await this.transaction((trx) => store.insertMappings(trx, ws, 'user', '', existingMatches));
+  }
+
+  /** Every write: one transaction, which also records the progress so far where the caller keeps it (an API import's row). */
+  private transaction(write: (trx: Knex.Transaction) => Promise<unknown>) {
+    return this.deps.db.transaction(async (trx) => {
+      await write(trx);
+      await this.o.saveProgress?.(trx, { ...this.report.counts });
+    });
   }
 
   private person(slackId: string | undefined): UserInfo | undefined {
@@ -328,6 +338,8 @@ class Importer {
       const members = [...new Set((s.members ?? []).map((m) => this.person(m)).filter((p): p is UserInfo => p !== undefined && p.active).map((p) => p.id))];
       for (const m of s.members ?? []) if (!this.people.has(m)) this.skip(`${c.source} ${c.folder}: member ${m}`, 'a user users.json does not define');
       let id = mapped.get(s.id);
+      // Written with its members and its mapping in one transaction: a run cut short never leaves a conversation the next run does not know.
+      let fresh: store.NewConversation | null = null;
       if (id) this.report.already_imported.conversations++;
       else if (c.kind === 'channel' || c.kind === 'private') {
         const existing = c.kind === 'channel' ? publicByName.get(c.folder) : undefined;
@@ -338,8 +350,8 @@ class Importer {
           id = randomUUID();
           const name = [...c.folder].slice(0, 80).join('');
           const description = [...(s.purpose?.value || s.topic?.value || '')].slice(0, 1000).join('');
-          if (!this.dryRun) {
-            await store.insertConversation(db, ws, {
+          {
+            fresh = {
               id,
               kind: 'channel',
               name,
@@ -350,7 +362,7 @@ class Importer {
               created_by: this.person(s.creator)?.id ?? null,
               created_at: s.created ? new Date(s.created * 1000) : new Date(),
               archived_at: s.is_archived ? new Date() : null,
-            });
+            };
           }
           if (c.kind === 'channel') publicByName.set(c.folder, id);
           this.report.counts.channels++;
@@ -367,8 +379,8 @@ class Importer {
         if (id) this.report.notes.push(`${c.kind === 'dm' ? 'DM' : 'group DM'} ${c.folder} went into the existing conversation of the same people`);
         else {
           id = randomUUID();
-          if (!this.dryRun) {
-            await store.insertConversation(db, ws, {
+          {
+            fresh = {
               id,
               kind: everyone.length <= 2 && c.kind === 'dm' ? 'dm' : 'group_dm',
               name: null,
@@ -379,7 +391,7 @@ class Importer {
               created_by: everyone[0] ?? null,
               created_at: s.created ? new Date(s.created * 1000) : new Date(),
               archived_at: null,
-            });
+            };
           }
           this.report.counts.dms++;
         }
@@ -387,7 +399,8 @@ class Importer {
       }
       this.channels.set(s.id, { id, name: c.kind === 'channel' || c.kind === 'private' ? c.folder : c.folder });
       if (!this.dryRun) {
-        await db.transaction(async (trx) => {
+        await this.transaction(async (trx) => {
+          if (fresh) await store.insertConversation(trx, ws, fresh);
           await memberships.insertMembersIfMissing(trx, id, ws, members);
           await store.insertMappings(trx, ws, 'conversation', '', [{ key: s.id, id }]);
         });
@@ -410,7 +423,7 @@ class Importer {
       if (batch.messages.length === 0 && batch.keys.length === 0) return;
       const b = batch;
       batch = emptyBatch();
-      if (!this.dryRun) await db.transaction((trx) => store.writeMessages(trx, ws, b));
+      if (!this.dryRun) await this.transaction((trx) => store.writeMessages(trx, ws, b));
       wrote = true;
     };
 
@@ -465,6 +478,14 @@ class Importer {
     }
     await flush();
     if (wrote && !this.dryRun) await memberships.markAllRead(db, channel.id);
+  }
+
+  /** Notes that name many people: one line per kind. */
+  private readonly grouped = new Map<string, { text: string; names: string[] }>();
+  private group(kind: string, text: string, name: string) {
+    const g = this.grouped.get(kind) ?? { text, names: [] };
+    g.names.push(name);
+    this.grouped.set(kind, g);
   }
 
   private noted = new Set<string>();
@@ -617,7 +638,7 @@ class Importer {
       return err.message;
     }
     // The row, its mapping and its processing job commit together (the worker sniffs its type and makes a thumbnail).
-    await this.deps.db.transaction(async (trx) => {
+    await this.transaction(async (trx) => {
       await store.insertFile(trx, this.o.workspaceId, { id, uploader_id: uploader, name, size, content_type: contentType, storage_key: key, created_at: created });
       await store.insertMappings(trx, this.o.workspaceId, 'file', '', [{ key: f.id, id }]);
       await recordJob(this.deps, trx, 'file.postprocess', { fileId: id });
@@ -642,6 +663,10 @@ class Importer {
   }
 
   async finish(importId: string | null) {
+    for (const { text, names } of this.grouped.values()) {
+      const shown = names.slice(0, 50).join(', ');
+      this.report.notes.push(`${text} (${names.length}): ${shown}${names.length > 50 ? ` and ${names.length - 50} more` : ''}`);
+    }
     if (this.dryRun) return this.report;
     const { db } = this.deps;
     const ws = this.o.workspaceId;
