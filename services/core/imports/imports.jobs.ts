@@ -11,11 +11,15 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import { AppError } from '../../../shared/errors.js';
+import { recordEvents } from '../../../shared/events.js';
+import { ownersAndAdmins } from './slack-import.store.js';
 import type { JobHandler } from '../../../shared/jobs.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { importDepsOf } from './imports.deps.js';
 import type { ImportRow } from './imports.presenter.js';
 import { importSlackExport, type ImportCounts } from './slack-import.js';
+
+const ZERO: ImportCounts = { users: 0, channels: 0, dms: 0, messages: 0, replies: 0, reactions: 0, pins: 0, files: 0 };
 
 const addCounts = (a: Partial<ImportCounts>, b: ImportCounts): ImportCounts =>
   Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v + (a[k as keyof ImportCounts] ?? 0)])) as unknown as ImportCounts;
@@ -49,7 +53,15 @@ export const runSlackImport: JobHandler<'import.slack'> = async (rt, { importId 
     if (err instanceof AppError || job.lastAttempt) {
       const message = err instanceof AppError ? err.message : 'the import stopped after several attempts; see the worker log';
       rt.log.warn({ import_id: importId, err: (err as Error).message }, 'import failed');
-      await finish(rt, importId, { status: 'failed', error: message });
+      await rt.db.transaction(async (trx) => {
+        await trx('imports').where({ id: importId }).update({ status: 'failed', error: message, finished_at: trx.fn.now() });
+        const to = await ownersAndAdmins(trx, row.workspace_id);
+        if (to.length) {
+          await recordEvents(rt, trx, [
+            { type: 'import.finished', to: { scope: 'users', workspace_id: row.workspace_id, user_ids: to }, data: { import_id: importId, source: 'slack', status: 'failed', error: message, counts: addCounts(before, ZERO) } },
+          ]);
+        }
+      });
       await removeUpload(rt, row);
       return;
     }

@@ -673,7 +673,7 @@ class Importer {
     const to = await store.ownersAndAdmins(db, ws);
     if (to.length) {
       await db.transaction((trx) =>
-        recordEvents(this.deps, trx, [{ type: 'import.finished', to: { scope: 'users', workspace_id: ws, user_ids: to }, data: { import_id: importId, source: 'slack', counts: this.report.counts } }]),
+        recordEvents(this.deps, trx, [{ type: 'import.finished', to: { scope: 'users', workspace_id: ws, user_ids: to }, data: { import_id: importId, source: 'slack', status: 'finished', counts: this.report.counts } }]),
       );
     }
     return this.report;
