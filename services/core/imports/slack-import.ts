@@ -219,6 +219,7 @@ class Importer {
     await this.writeUsers();
     await this.writeConversations();
     for (const c of this.conversations) await this.writeMessages(c);
+    this.progress('messages', this.processed, this.totalMessages);
     this.progress('done', this.processed, this.totalMessages);
   }
 
