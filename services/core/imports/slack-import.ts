@@ -94,6 +94,7 @@ export interface ImportDeps extends EventSink {
 }
 
 const DEFAULT_BATCH = 2000;
+const CONVERSATIONS_PER_TRANSACTION = 200;
 const PROGRESS_EVERY = 5000;
 
 /** Slack subtypes that are events, not things people said: counted in the report, not imported. */
@@ -219,6 +220,8 @@ class Importer {
     await this.writeUsers();
     await this.writeConversations();
     for (const c of this.conversations) await this.writeMessages(c);
+    await this.flush();
+    await this.writing;
     this.progress('messages', this.processed, this.totalMessages);
     this.progress('done', this.processed, this.totalMessages);
   }
@@ -317,9 +320,11 @@ class Importer {
 
   /** Every write: one transaction, which also records the progress so far where the caller keeps it (an API import's row). */
   private transaction(write: (trx: Knex.Transaction) => Promise<unknown>) {
+    // The counts as of the call: a batch's flush is called when the batch is cut, before the next one is converted.
+    const counts = { ...this.report.counts };
     return this.deps.db.transaction(async (trx) => {
       await write(trx);
-      await this.o.saveProgress?.(trx, { ...this.report.counts });
+      await this.o.saveProgress?.(trx, counts);
     });
   }
 
@@ -332,6 +337,20 @@ class Importer {
     const ws = this.o.workspaceId;
     const mapped = await store.loadMap(db, ws, 'conversation');
     const publicByName = await store.publicChannelsByName(db, ws);
+    // Each conversation is written with its members and its mapping in one transaction (a few hundred together).
+    let pending: { fresh: store.NewConversation | null; id: string; members: string[]; key: string }[] = [];
+    const writePending = async () => {
+      const group = pending;
+      pending = [];
+      if (this.dryRun || group.length === 0) return;
+      await this.transaction(async (trx) => {
+        for (const g of group) {
+          if (g.fresh) await store.insertConversation(trx, ws, g.fresh);
+          await memberships.insertMembersIfMissing(trx, g.id, ws, g.members);
+        }
+        await store.insertMappings(trx, ws, 'conversation', '', group.map((g) => ({ key: g.key, id: g.id })));
+      });
+    };
     let done = 0;
     for (const c of this.conversations) {
       this.progress('conversations', ++done, this.conversations.length);
@@ -399,14 +418,10 @@ class Importer {
         this.byMemberKey.set(memberKey, id);
       }
       this.channels.set(s.id, { id, name: c.kind === 'channel' || c.kind === 'private' ? c.folder : c.folder });
-      if (!this.dryRun) {
-        await this.transaction(async (trx) => {
-          if (fresh) await store.insertConversation(trx, ws, fresh);
-          await memberships.insertMembersIfMissing(trx, id, ws, members);
-          await store.insertMappings(trx, ws, 'conversation', '', [{ key: s.id, id }]);
-        });
-      }
+      pending.push({ fresh, id, members, key: s.id });
+      if (pending.length >= CONVERSATIONS_PER_TRANSACTION) await writePending();
     }
+    await writePending();
   }
 
   private async writeMessages(c: Conversation) {
@@ -417,17 +432,6 @@ class Importer {
     // ts → message id of what is in this conversation (earlier runs, then this one), and which are top-level.
     const ids = this.dryRun ? new Map<string, string>() : await store.loadMap(db, ws, 'message', c.slack.id);
     const topLevel = new Set<string>();
-    const batchSize = this.o.batchSize ?? DEFAULT_BATCH;
-    let batch = emptyBatch();
-    let wrote = false;
-    const flush = async () => {
-      if (batch.messages.length === 0 && batch.keys.length === 0) return;
-      const b = batch;
-      batch = emptyBatch();
-      if (!this.dryRun) await this.transaction((trx) => store.writeMessages(trx, ws, b));
-      wrote = true;
-    };
-
     for (const day of c.days) {
       const messages = arrayOf(day, await this.zip.json(day), SlackMessage).sort((a, b) => compareTs(a.ts, b.ts));
       for (const m of messages) {
@@ -457,10 +461,10 @@ class Importer {
           const root = topLevel.has(m.thread_ts!) ? ids.get(m.thread_ts!) : undefined;
           if (root) {
             row.thread_id = root;
-            const t = batch.threads.get(root) ?? { channelId: channel.id, count: 0, last: row.created_at };
+            const t = this.batch.threads.get(root) ?? { channelId: channel.id, count: 0, last: row.created_at };
             t.count++;
             if (row.created_at > t.last) t.last = row.created_at;
-            batch.threads.set(root, t);
+            this.batch.threads.set(root, t);
             this.report.counts.replies++;
             if (subtype === 'thread_broadcast') this.noteOnce('broadcast', 'replies also sent to the channel in Slack (thread_broadcast) are replies in their thread here');
           } else {
@@ -469,16 +473,35 @@ class Importer {
         }
         if (!row.thread_id) topLevel.add(m.ts);
         ids.set(m.ts, row.id);
-        batch.messages.push(row);
-        batch.keys.push({ scope: c.slack.id, key: m.ts, id: row.id });
+        this.batch.messages.push(row);
+        this.batch.keys.push({ scope: c.slack.id, key: m.ts, id: row.id });
         this.report.counts.messages++;
         if (row.pinned_at) this.report.counts.pins++;
-        this.addReactions(batch, row, m, item);
-        if (batch.messages.length >= batchSize) await flush();
+        this.addReactions(this.batch, row, m, item);
+        this.batch.readMarks.add(channel.id);
+        if (this.batch.messages.length >= (this.o.batchSize ?? DEFAULT_BATCH)) await this.flush();
       }
     }
-    await flush();
-    if (wrote && !this.dryRun) await memberships.markAllRead(db, channel.id);
+  }
+
+  /** What is waiting to be written: messages of one or more conversations, in order. */
+  private batch = emptyBatch();
+  /** The batch being written: one at a time, in order (seq follows it), while the next is read and converted. */
+  private writing: Promise<void> = Promise.resolve();
+
+  private async flush() {
+    const b = this.batch;
+    this.batch = emptyBatch();
+    await this.writing;
+    if (this.dryRun || (b.messages.length === 0 && b.keys.length === 0)) return;
+    const ws = this.o.workspaceId;
+    this.writing = this.transaction(async (trx) => {
+      await store.writeMessages(trx, ws, b);
+      // Imported history starts read (the conversations this batch wrote to).
+      await memberships.markAllRead(trx, [...b.readMarks]);
+    });
+    // Not awaited here: the next batch is read and converted meanwhile; its flush waits for this one.
+    this.writing.catch(() => undefined);
   }
 
   /** Notes that name many people: one line per kind. */
@@ -681,7 +704,7 @@ class Importer {
   }
 }
 
-const emptyBatch = (): store.Batch => ({ messages: [], keys: [], reactions: [], threads: new Map() });
+const emptyBatch = (): store.Batch & { readMarks: Set<string> } => ({ messages: [], keys: [], reactions: [], threads: new Map(), readMarks: new Set() });
 
 /** Slack ts order ("1700000000.000100" < "1700000000.000200"), numerically. */
 export function compareTs(a: string, b: string): number {
