@@ -6,15 +6,13 @@
 // files are read from storage when the ZIP reaches them. importSlackExport
 // reads the same ZIP back (files included), so Axid → ZIP → Axid keeps the
 // counts and texts.
-import { createWriteStream } from 'node:fs';
-import { once } from 'node:events';
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import yazl from 'yazl';
 import type { Knex } from '../../../shared/db/knex.js';
 import { invalid } from '../../../shared/errors.js';
 import { markdownToMrkdwn } from './slack-text.js';
 import * as store from './slack-import.store.js';
+import { ZipWriter } from './zip-writer.js';
 
 export interface ExportDeps {
   db: Knex;
@@ -79,8 +77,6 @@ interface MessageRow {
 }
 
 const PAGE = 1000;
-/** Bytes handed to the ZIP but not yet written out before adding more waits. */
-const MAX_PENDING = 16 * 1024 * 1024;
 
 /** A Slack-looking id for an Axid id that did not come from Slack. */
 const slackIdFor = (prefix: string, uuid: string) => `${prefix}${uuid.replace(/-/g, '').toUpperCase()}`;
@@ -112,21 +108,8 @@ export async function exportSlack(deps: ExportDeps, outPath: string, o: ExportOp
   const cid = (c: ChannelRow) => convSlack.get(c.id) ?? slackIdFor(c.kind === 'dm' ? 'D' : c.kind === 'group_dm' || c.is_private ? 'G' : 'C', c.id);
   const channelSlackId = new Map(channels.map((c) => [c.id, cid(c)]));
 
-  const zip = new yazl.ZipFile();
-  const out = createWriteStream(outPath);
-  let written = 0;
-  let added = 0;
-  const counter = new PassThrough();
-  counter.on('data', (chunk: Buffer) => (written += chunk.length));
-  zip.outputStream.pipe(counter).pipe(out);
-  const closed = once(out, 'close');
-  const addJson = async (name: string, value: unknown) => {
-    const bytes = Buffer.from(JSON.stringify(value, null, 4));
-    added += bytes.length;
-    zip.addBuffer(bytes, name, { mtime: new Date() });
-    // Back-pressure: the ZIP keeps what it was given until written out.
-    while (added - written > MAX_PENDING) await once(counter, 'data');
-  };
+  const zip = new ZipWriter(outPath);
+  const addJson = (name: string, value: unknown) => zip.addJson(name, value, 4);
 
   const membersOf = new Map<string, string[]>();
   for (let i = 0; i < channels.length; i += 500) {
@@ -190,6 +173,7 @@ export async function exportSlack(deps: ExportDeps, outPath: string, o: ExportOp
   const userIdByName = new Map(users.map((u) => [u.name, uid(u.id)!]));
   const textContext = { userIdByName, channelSlackId: (id: string) => channelSlackId.get(id), baseUrl: deps.baseUrl };
   const filesAdded = new Set<string>();
+  const filesToAdd: { name: string; key: string }[] = [];
 
   let done = 0;
   for (const c of channels) {
@@ -197,8 +181,7 @@ export async function exportSlack(deps: ExportDeps, outPath: string, o: ExportOp
     o.onProgress?.({ phase: 'messages', done: ++done, total: channels.length });
   }
   o.onProgress?.({ phase: 'done', done, total: channels.length });
-  zip.end();
-  await closed;
+  await zip.end();
   return counts;
 
   async function exportConversation(c: ChannelRow) {
@@ -209,6 +192,7 @@ export async function exportSlack(deps: ExportDeps, outPath: string, o: ExportOp
     const tsOf = new Map<string, string>();
     let flushedThrough = '';
     const flush = async (before: string | null) => {
+      await addFiles();
       for (const day of [...days.keys()].sort()) {
         if (before !== null && day >= before) break;
         const messages = days.get(day)!.sort((a, b) => Number(a.ts) - Number(b.ts));
@@ -327,6 +311,13 @@ export async function exportSlack(deps: ExportDeps, outPath: string, o: ExportOp
     return entry;
   }
 
+  /** Files met in messages, added to the ZIP between day files (their bytes read when the ZIP reaches them). */
+  async function addFiles() {
+    for (const f of filesToAdd.splice(0)) {
+      await zip.add(f.name, async () => (await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: f.key }))).Body as Readable);
+    }
+  }
+
   async function filesOf(m: MessageRow) {
     if (m.metadata?.type !== 'axid.file') return [];
     const data = m.metadata.data;
@@ -342,11 +333,7 @@ export async function exportSlack(deps: ExportDeps, outPath: string, o: ExportOp
       if (!filesAdded.has(id)) {
         filesAdded.add(id);
         counts.files++;
-        zip.addReadStreamLazy(`files/${id}/${f.name.replace(/[\\/]/g, '_')}`, { mtime: new Date() }, (cb) => {
-          deps.s3
-            .send(new GetObjectCommand({ Bucket: deps.bucket, Key: f.storage_key }))
-            .then((res) => cb(null, res.Body as Readable), (err: Error) => cb(err, undefined as unknown as Readable));
-        });
+        filesToAdd.push({ name: `files/${id}/${f.name.replace(/[\\/]/g, '_')}`, key: f.storage_key });
       }
       return { id, name: f.name, title: f.name, mimetype: f.content_type, size: Number(f.size), mode: 'hosted', url_private_download: null };
     });
