@@ -54,9 +54,11 @@ export async function importRun(env: Record<string, string>, workDir: string, me
   let peakKb = 0;
   const sample = setInterval(() => {
     try {
-      peakKb = Math.max(peakKb, memoryOf(child.pid!).hwmKb);
+      const { hwmKb } = memoryOf(child.pid!);
+      // An exited (zombie) process has no VmHWM line.
+      if (Number.isFinite(hwmKb)) peakKb = Math.max(peakKb, hwmKb);
     } catch {
-      /* exited */
+      /* gone */
     }
   }, 100);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));

@@ -429,9 +429,11 @@ class Importer {
     const ws = this.o.workspaceId;
     const channel = this.channels.get(c.slack.id);
     if (!channel) return;
-    // ts → message id of what is in this conversation (earlier runs, then this one), and which are top-level.
+    // ts → message id of what earlier runs imported of this conversation.
     const ids = this.dryRun ? new Map<string, string>() : await store.loadMap(db, ws, 'message', c.slack.id);
-    const topLevel = new Set<string>();
+    // Thread roots by ts: what a reply needs. Only they are kept (Slack marks a root with thread_ts = ts),
+    // so memory follows the threads of one conversation, not its messages.
+    const roots = new Map<string, string>();
     for (const day of c.days) {
       const messages = arrayOf(day, await this.zip.json(day), SlackMessage).sort((a, b) => compareTs(a.ts, b.ts));
       for (const m of messages) {
@@ -439,7 +441,7 @@ class Importer {
         if (this.processed % PROGRESS_EVERY === 0) this.progress('messages', this.processed, this.totalMessages);
         const existing = ids.get(m.ts);
         if (existing) {
-          if (!m.thread_ts || m.thread_ts === m.ts) topLevel.add(m.ts);
+          if (m.thread_ts === m.ts) roots.set(m.ts, existing);
           this.report.already_imported.messages++;
           continue;
         }
@@ -458,7 +460,7 @@ class Importer {
         // Thread: a reply names its root's ts; the root is earlier (this day or before).
         const isReply = m.thread_ts !== undefined && m.thread_ts !== m.ts;
         if (isReply) {
-          const root = topLevel.has(m.thread_ts!) ? ids.get(m.thread_ts!) : undefined;
+          const root = roots.get(m.thread_ts!);
           if (root) {
             row.thread_id = root;
             const t = this.batch.threads.get(root) ?? { channelId: channel.id, count: 0, last: row.created_at };
@@ -471,8 +473,7 @@ class Importer {
             this.skip(item, `its thread's first message (ts ${m.thread_ts}) is not in the export: imported as a top-level message`);
           }
         }
-        if (!row.thread_id) topLevel.add(m.ts);
-        ids.set(m.ts, row.id);
+        if (!row.thread_id && m.thread_ts === m.ts) roots.set(m.ts, row.id);
         this.batch.messages.push(row);
         this.batch.keys.push({ scope: c.slack.id, key: m.ts, id: row.id });
         this.report.counts.messages++;
