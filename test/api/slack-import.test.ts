@@ -2,6 +2,8 @@
 // imported into a workspace, then read back through HTTP as its people read it.
 import { expect } from 'chai';
 import { truncateSync, copyFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { exportSlack } from '../../services/core/imports/slack-export.js';
 import { generateApiKey } from '../../shared/auth.js';
@@ -250,6 +252,60 @@ describe('npm run import:slack (the import, at level 3)', () => {
     let error: Error | null = null;
     await exportSlack(importDepsOf(s.rt), out, { workspaceId: ws.workspaceId, channels: ['nope'] }).catch((err: Error) => (error = err));
     expect(error!.message).to.equal('--channels: no channel named "nope"');
+  });
+
+  describe('files from url_private_download', () => {
+    let server: http.Server;
+    let base: string;
+    const hits = new Map<string, number>();
+    before(async () => {
+      server = http.createServer((req, res) => {
+        const n = (hits.get(req.url!) ?? 0) + 1;
+        hits.set(req.url!, n);
+        if (req.url === '/flaky' && n < 3) return void res.writeHead(503).end();
+        if (req.url === '/flaky' || req.url === '/ok') return void res.writeHead(200, { 'content-type': 'text/plain' }).end(SPEC_BYTES);
+        res.writeHead(404).end();
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    after(() => new Promise<void>((r) => server.close(() => r())));
+
+    const exportWithFiles = (urls: Record<string, string>) => ({
+      ...sampleExport(),
+      'random/2024-01-05.json': Object.entries(urls).map(([id, url], i) => ({
+        type: 'message', subtype: 'file_share', user: 'U001', text: `file ${id}`, ts: `1704450000.00010${i}`,
+        files: [{ id, name: `${id}.txt`, mimetype: 'text/plain', url_private_download: url }],
+      })),
+    });
+
+    it('fetches them, trying again after a 5xx; a 404 is a missing file, named in its message', async () => {
+      const other = await newWorkspace(s);
+      const deps = { ...importDepsOf(s.rt), allowPrivate: true };
+      const r = await importSlackExport(deps, await writeZip(exportWithFiles({ F101: `${base}/ok`, F102: `${base}/flaky`, F103: `${base}/gone` })), { workspaceId: other.workspaceId });
+      expect(r.counts.files).to.equal(2);
+      expect(hits.get('/flaky')).to.equal(3);
+      expect(r.skipped.map((x) => `${x.item}: ${x.reason}`)).to.include('random/2024-01-05.json 1704450000.000102 file F103 F103.txt: download answered 404');
+      const sizes = await s.rt.db('files').where({ workspace_id: other.workspaceId }).pluck('size');
+      expect(sizes.map(Number)).to.deep.equal([SPEC_BYTES.length, SPEC_BYTES.length]);
+      const note = await s.rt.db('messages').where({ workspace_id: other.workspaceId }).where('content', 'like', 'file F103%').first('content');
+      expect(note.content).to.equal('file F103\n\n*(file not imported: F103.txt: download answered 404)*');
+    });
+
+    it('never fetches from private, loopback or link-local addresses (unless EVENT_SUBSCRIPTION_ALLOW_PRIVATE), nor other schemes', async () => {
+      const other = await newWorkspace(s);
+      const before = hits.get('/ok') ?? 0;
+      const urls = { F201: `${base}/ok`, F202: 'http://169.254.169.254/latest/meta-data/', F203: 'https://10.0.0.1/x', F204: 'file:///etc/passwd', F205: 'https://[::1]/x' };
+      const r = await importSlackExport(importDepsOf(s.rt), await writeZip(exportWithFiles(urls)), { workspaceId: other.workspaceId });
+      expect(r.counts.files).to.equal(0);
+      expect(hits.get('/ok') ?? 0, 'nothing reached the local server').to.equal(before);
+      const reasons = new Map(r.skipped.filter((x) => x.item.includes(' file F2')).map((x) => [x.item.split(' file ')[1]!.split(' ')[0]!, x.reason]));
+      expect(reasons.get('F201')).to.equal('its download URL must be an https:// URL');
+      expect(reasons.get('F202')).to.equal('its download URL must be an https:// URL');
+      expect(reasons.get('F203')).to.match(/^download refused: the host 10\.0\.0\.1 is \(or resolves to\) 10\.0\.0\.1, a private address/);
+      expect(reasons.get('F204')).to.equal('its download URL must be an https:// URL');
+      expect(reasons.get('F205')).to.match(/^download refused: .*loopback/);
+    });
   });
 
   describe('a malformed export fails naming the file, and writes nothing', () => {

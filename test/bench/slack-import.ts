@@ -43,7 +43,9 @@ export async function importRun(env: Record<string, string>, workDir: string, me
   }
   const exportMb = (await import('node:fs')).statSync(zip).size / 1024 / 1024;
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/import-slack.ts', zip, '--files-from', files], {
+  // As `npm run import:slack` runs it (package.json: the heap it may keep, IMPORT_HEAP_MB), without npm in between so that its pid is the importer's.
+  const heap = `--max-old-space-size=${process.env.IMPORT_HEAP_MB ?? 192}`;
+  const child = spawn(process.execPath, [heap, '--import', 'tsx', 'services/import-slack.ts', zip, '--files-from', files], {
     cwd: repoRoot,
     env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
