@@ -1,11 +1,10 @@
 // `import.slack`, run by the worker: the uploaded export is copied from
-// storage to a temporary file (yauzl reads a ZIP's directory at its end, so
+// storage to a temporary file under DATA_DIR (yauzl reads a ZIP's directory at its end, so
 // it needs a file it can seek in), then imported. A worker that dies midway
 // loses its job's lock; BullMQ hands the job to another worker (or this one
 // restarted), which runs it again from the start: everything already written
 // is in slack_import_map, so it carries on where the other stopped.
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
@@ -30,7 +29,9 @@ export const runSlackImport: JobHandler<'import.slack'> = async (rt, { importId 
   // What an earlier attempt added (kept exact by each of its transactions) is counted with what this one adds.
   const before = row.counts ?? {};
   await rt.db('imports').where({ id: importId }).update({ status: 'running', started_at: rt.db.raw('coalesce(started_at, now())') });
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'axid-import-'));
+  // Under DATA_DIR (the worker pods' larger scratch volume; /tmp is small there).
+  mkdirSync(path.join(rt.config.dataDir, 'imports'), { recursive: true });
+  const dir = mkdtempSync(path.join(rt.config.dataDir, 'imports', 'slack-'));
   const file = path.join(dir, 'export.zip');
   try {
     const object = await rt.s3.send(new GetObjectCommand({ Bucket: rt.config.s3.bucket, Key: row.storage_key }));
