@@ -254,6 +254,22 @@ describe('npm run import:slack (the import, at level 3)', () => {
     expect(error!.message).to.equal('--channels: no channel named "nope"');
   });
 
+  it('--default-email-domain gives people without one an email; a person whose email an active user has is that user', async () => {
+    const other = await newWorkspace(s);
+    const existing = await other.user({ name: 'alice-here' });
+    await s.rt.db('users').where({ id: existing.id }).update({ email: 'Alice@Example.com' });
+    const r = await importSlackExport(importDepsOf(s.rt), zip, { workspaceId: other.workspaceId, filesFrom: files, defaultEmailDomain: 'example.org' });
+    expect(r.counts.users).to.equal(SAMPLE_COUNTS.users - 1);
+    expect(r.notes).to.include('user alice (U001) is the existing user alice-here (same email)');
+    const emails = new Map((await s.rt.db('users').where({ workspace_id: other.workspaceId }).select('name', 'email')).map((u: { name: string; email: string | null }) => [u.name, u.email]));
+    expect(emails.get('bob')).to.equal('bob@example.org');
+    expect(emails.get('dave')).to.equal('dave@example.com');
+    expect(emails.get('deploybot'), 'agents get none').to.equal(null);
+    expect(emails.has('alice')).to.equal(false);
+    const mapped = await s.rt.db('slack_import_map').where({ workspace_id: other.workspaceId, kind: 'user', slack_key: 'U001' }).first('axid_id');
+    expect(mapped.axid_id).to.equal(existing.id);
+  });
+
   describe('files from url_private_download', () => {
     let server: http.Server;
     let base: string;
