@@ -12,6 +12,7 @@ import { resolveDependencies } from '../shared/embedded.js';
 import { CommitListeners } from '../shared/events.js';
 import { JobWakeups } from '../shared/job-wakeups.js';
 import { createLogger } from '../shared/logger.js';
+import { isUuid } from '../shared/ids.js';
 import type { ImportDeps } from './core/imports/slack-import.js';
 import { firstWorkspace } from './core/imports/slack-import.store.js';
 
@@ -29,8 +30,10 @@ export async function openCommandRuntime(workspace: string | undefined) {
   };
   const [, pending] = (await db.migrate.list({ migrationSource }).catch(() => [[], ['?']])) as [unknown[], unknown[]];
   if (pending.length) await fail('the database is not migrated (or not reachable): run `npm run migrate` first, with the same DATABASE_URL');
+  if (workspace !== undefined && !isUuid(workspace)) await fail(`--workspace: "${workspace}" is not a workspace id (a uuid)`);
   const workspaceId = workspace ?? (await firstWorkspace(db));
   if (!workspaceId) await fail('the database has no workspace yet: start Axid once (or run `npm run migrate`) first');
+  if (workspace !== undefined && !(await db('workspaces').where({ id: workspace }).first('id'))) await fail(`--workspace: no workspace ${workspace}`);
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const s3 = new S3Client({
     endpoint: deps.s3Endpoint,
