@@ -32,6 +32,8 @@ export const EVENT_TYPES = [
   // Level 3: to its owner, when a subscription failing for 24 h is disabled (docs/bots.md).
   'event_subscription.disabled',
   'channel.read',
+  // To owners and admins when an import ends (contract §13, docs/migrating-from-slack.md).
+  'import.finished',
 ] as const;
 
 /** Internal events route work inside the stack and never reach clients. */

@@ -27,11 +27,13 @@ export interface JobPayloads {
   'search.backfill': Record<string, never>;
   /** Any level, daily: delete messages past their retention and audit entries past AUDIT_RETENTION_DAYS (contract §16). */
   'retention.sweep': Record<string, never>;
+  /** Level 3: run an uploaded Slack export's import (services/core/imports); resumable, so a restarted worker carries on. */
+  'import.slack': { importId: string };
 }
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES = ['file.postprocess', 'file.remove_objects', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill', 'retention.sweep'] as const satisfies readonly JobName[];
+export const JOB_NAMES = ['file.postprocess', 'file.remove_objects', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill', 'retention.sweep', 'import.slack'] as const satisfies readonly JobName[];
 
 /** One queue for every job; the job name picks the handler. */
 export const QUEUE_NAME = 'jobs';
@@ -53,6 +55,7 @@ const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
   'idempotency.sweep': () => 'idempotency.sweep',
   'search.backfill': () => 'search.backfill',
   'retention.sweep': () => 'retention.sweep',
+  'import.slack': (p) => `import.slack-${p.importId}`,
 };
 
 /**

@@ -61,6 +61,7 @@ const TAGS = [
   { name: 'Direct messages', description: 'Conversations between 2 to 9 users, and their messages' },
   { name: 'Interactions', description: 'Button actions on message cards' },
   { name: 'Files', description: 'Uploads, checked by the worker, and their download addresses' },
+  { name: 'Imports', description: "Moving in from Slack: a Slack export imported by the worker (feature level 3; `npm run import:slack` at any level)" },
   { name: 'Webhooks', description: 'Incoming webhooks: managing them with a key, posting to them without one' },
   { name: 'Audit log', description: 'Security-relevant actions of the workspace, for owners and admins (docs/operations.md)' },
   { name: 'Stream', description: 'Server-sent events, served by the gateway role' },

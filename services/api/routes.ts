@@ -16,6 +16,7 @@ import { channelRoutes } from './modules/channels/channels.routes.js';
 import { dmRoutes } from './modules/dms/dms.routes.js';
 import { eventSubscriptionRoutes } from './modules/event-subscriptions/event-subscriptions.routes.js';
 import { fileRoutes } from './modules/files/files.routes.js';
+import { importRoutes } from './modules/imports/imports.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
 import { searchRoutes } from './modules/search/search.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
@@ -44,6 +45,7 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   interactionRoutes(v1);
   searchRoutes(v1);
   fileRoutes(v1);
+  importRoutes(v1);
   webhookRoutes(v1);
   eventSubscriptionRoutes(v1);
   auditRoutes(v1);

@@ -7,6 +7,7 @@ import { finishStaleStreams } from './messages/messages.jobs.js';
 import { sweepIdempotencyKeys } from '../../shared/http/idempotency.js';
 import { indexUnsearchedMessages } from './search/search.jobs.js';
 import { retentionSweep } from './retention/retention.jobs.js';
+import { runSlackImport } from './imports/imports.jobs.js';
 
 export const handlers: JobHandlers = {
   'file.postprocess': postprocessFile,
@@ -18,4 +19,5 @@ export const handlers: JobHandlers = {
   },
   'search.backfill': indexUnsearchedMessages,
   'retention.sweep': retentionSweep,
+  'import.slack': runSlackImport,
 };

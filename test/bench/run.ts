@@ -14,6 +14,7 @@ import { Rpc } from './lib/rpc.js';
 import { benchDir, repoRoot, spawnNode, stopAll } from './lib/proc.js';
 import { notes, rowsOf, table, type Scenario } from './lib/report.js';
 import { settings } from './settings.js';
+import { slackImport } from './slack-import.js';
 import { OUTBOX_FLOOR_MODE, Unavailable, history, posts, startAxid, startFloor, streams, upload, webhooks, type Bench } from './scenarios.js';
 import { bigWorkspace } from './big.js';
 import { scaling } from './scale.js';
@@ -43,6 +44,7 @@ const scenarios: Scenario[] = [
   { id: 7, name: 'webhook ingest', status: 'ran', metrics: [], notes: [] },
   { id: 8, name: 'ten million messages', status: 'ran', metrics: [], notes: [] },
   { id: 9, name: 'scaling', status: 'ran', metrics: [], notes: [] },
+  { id: 10, name: 'Slack import', status: 'ran', metrics: [], notes: [] },
 ];
 const byId = (n: number) => scenarios.find((s) => s.id === n)!;
 const wanted = (n: number) => settings.only.length === 0 || settings.only.includes(n);
@@ -276,6 +278,7 @@ async function main() {
       [2, history],
       [6, upload],
       [8, bigWorkspace],
+      [10, slackImport],
     ] as const) {
       const s = byId(n);
       if (!wanted(n)) {

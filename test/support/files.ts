@@ -30,6 +30,8 @@ export interface UploadOptions {
   /** Send Content-Length (default) or stream with chunked transfer encoding. */
   contentLength?: boolean;
   field?: string;
+  /** Where to POST (default /api/v1/files). */
+  path?: string;
 }
 
 export interface UploadResult extends Response {
@@ -70,7 +72,7 @@ export async function uploadFile(baseUrl: string, o: UploadOptions): Promise<Upl
     'content-type': `multipart/form-data; boundary=${boundary}`,
   };
   if (o.contentLength !== false) headers['content-length'] = String(head.length + size + tail.length);
-  const res = await fetch(`${baseUrl}/api/v1/files`, { method: 'POST', headers, body, duplex: 'half' } as RequestInit);
+  const res = await fetch(`${baseUrl}${o.path ?? '/api/v1/files'}`, { method: 'POST', headers, body, duplex: 'half' } as RequestInit);
   const text = await res.text();
   const parsed = (res.headers.get('content-type') ?? '').includes('json') && text ? JSON.parse(text) : undefined;
   return { status: res.status, body: parsed, text, headers: res.headers, sha256: hash.digest('hex'), size };

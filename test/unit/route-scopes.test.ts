@@ -24,8 +24,8 @@ const KIND_RULES: { name: string; matches: (spec: RouteSpec, path: string) => bo
     scope: 'channels:write',
   },
   {
-    name: 'administration: workspace, people, invites, profile, keys',
-    matches: (_, path) => ['/api/v1/workspaces', '/api/v1/users', '/api/v1/agents', '/api/v1/invites', '/api/v1/api-keys'].some((p) => path.startsWith(p)),
+    name: 'administration: workspace, people, invites, profile, keys, imports',
+    matches: (_, path) => ['/api/v1/workspaces', '/api/v1/users', '/api/v1/agents', '/api/v1/invites', '/api/v1/api-keys', '/api/v1/imports'].some((p) => path.startsWith(p)),
     scope: 'admin',
   },
 ];

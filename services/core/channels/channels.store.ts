@@ -201,3 +201,21 @@ export const deleteAllMemberships = async (db: Db, userId: string): Promise<stri
   const left = await db('channel_members').where({ user_id: userId }).delete().returning('channel_id');
   return left.map((r: { channel_id: string }) => r.channel_id);
 };
+
+/** Adds members, leaving those already in (an import run again). Returns how many were added. */
+export const insertMembersIfMissing = async (db: Db, channelId: string, workspaceId: string, userIds: string[]): Promise<number> =>
+  userIds.length === 0
+    ? 0
+    : (await db('channel_members').insert(userIds.map((user_id) => ({ channel_id: channelId, user_id, workspace_id: workspaceId }))).onConflict(['channel_id', 'user_id']).ignore().returning('user_id')).length;
+
+/** Every member has read up to each channel's newest top-level message (imported history starts read). */
+export const markAllRead = async (db: Db, channelIds: string[]) =>
+  channelIds.length === 0
+    ? undefined
+    : db.raw(
+        `UPDATE channel_members cm SET last_read_seq = s.seq, last_read_message_id = s.id
+           FROM unnest(?::uuid[]) AS c(id)
+           CROSS JOIN LATERAL (SELECT id, seq FROM messages WHERE channel_id = c.id AND thread_id IS NULL ORDER BY seq DESC LIMIT 1) s
+          WHERE cm.channel_id = c.id AND coalesce(cm.last_read_seq, 0) < s.seq`,
+        [channelIds],
+      );

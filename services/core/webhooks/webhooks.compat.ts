@@ -215,7 +215,7 @@ export function mrkdwnToMarkdown(text: string): string {
     .join('');
 }
 
-interface DocNode {
+export interface DocNode {
   type: string;
   text?: string;
   marks?: { type: string; attrs?: { href: string } }[];
@@ -224,7 +224,7 @@ interface DocNode {
 }
 
 /** mrkdwn as inline text nodes with marks; links only to https addresses (the block rules), else plain text. */
-function inlineNodes(text: string, extra: string[] = []): DocNode[] {
+export function inlineNodes(text: string, extra: string[] = []): DocNode[] {
   return parseMrkdwn(text)
     .filter((p) => p.text !== '')
     .map((p) => {

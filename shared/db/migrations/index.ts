@@ -29,6 +29,7 @@ import * as auditLogRetention from './140_audit_log_retention.js';
 import * as traceContext from './160_trace_context.js';
 import * as userPreferences from './150_user_preferences.js';
 import * as scopedKeys from './180_scoped_keys.js';
+import * as slackImport from './130_slack_import.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -62,4 +63,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '160_trace_context': traceContext,
   '150_user_preferences': userPreferences,
   '180_scoped_keys': scopedKeys,
+  '130_slack_import': slackImport,
 };

@@ -1076,6 +1076,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/imports/slack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a Slack export (multipart/form-data, field "file": the ZIP of Slack's Export data); the worker runs it (owners)
+         * @description Import a Slack export (multipart/form-data, field "file": the ZIP of Slack's Export data); the worker runs it (owners). Needs an API key. Answers 202 with `{data: Import}`.
+         */
+        post: operations["postApiV1ImportsSlack"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/imports/{import_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An import: its status, counts so far, and once finished its report (owners)
+         * @description An import: its status, counts so far, and once finished its report (owners). Needs an API key. Answers 200 with `{data: Import}`.
+         */
+        get: operations["getApiV1ImportsImportId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks/incoming": {
         parameters: {
             query?: never;
@@ -1529,6 +1569,52 @@ export interface components {
             created_at: string;
             /** @description Absolute URL usable without the key, valid at most 15 minutes */
             download_url: string;
+        };
+        Import: {
+            id: string;
+            /** @constant */
+            source: "slack";
+            /** @enum {string} */
+            status: "queued" | "running" | "finished" | "failed";
+            /** @description What the import added so far */
+            counts: components["schemas"]["ImportCounts"];
+            /** @description Once finished */
+            report: components["schemas"]["ImportReport"] | null;
+            /** @description Why it failed (a broken export names the file) */
+            error: string | null;
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        ImportCounts: {
+            users: number;
+            channels: number;
+            dms: number;
+            messages: number;
+            replies: number;
+            reactions: number;
+            pins: number;
+            files: number;
+        };
+        ImportReport: {
+            /** @description Left as they are: imported by an earlier run */
+            already_imported: {
+                users: number;
+                conversations: number;
+                messages: number;
+            };
+            /** @description Slack's system messages (joins, topic changes...), not imported, by subtype */
+            system_messages: {
+                [key: string]: number;
+            };
+            /** @description Every item not imported (or imported in part), with the reason */
+            skipped: {
+                item: string;
+                reason: string;
+            }[];
+            notes: string[];
         };
         Interaction: {
             id: string;
@@ -4774,6 +4860,82 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    postApiV1ImportsSlack: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Import"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["FileTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1ImportsImportId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                import_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Import"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getApiV1WebhooksIncoming: {
         parameters: {
             query?: {
@@ -4925,7 +5087,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url: string;
-                    events?: ("message.created" | "message.updated" | "message.deleted" | "reaction.added" | "reaction.removed" | "typing" | "channel.created" | "channel.updated" | "channel.member_added" | "channel.member_removed" | "dm.created" | "user.created" | "user.updated" | "member.updated" | "member.removed" | "file.ready" | "presence.updated" | "interaction.action" | "message.appended" | "event_subscription.disabled" | "channel.read")[];
+                    events?: ("message.created" | "message.updated" | "message.deleted" | "reaction.added" | "reaction.removed" | "typing" | "channel.created" | "channel.updated" | "channel.member_added" | "channel.member_removed" | "dm.created" | "user.created" | "user.updated" | "member.updated" | "member.removed" | "file.ready" | "presence.updated" | "interaction.action" | "message.appended" | "event_subscription.disabled" | "channel.read" | "import.finished")[];
                 };
             };
         };
