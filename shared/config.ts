@@ -150,6 +150,8 @@ const EnvSchema = z.object({
   PRESENCE_TTL_SECONDS: z.coerce.number().int().min(1).max(45).default(30),
   // Level 3: a streamed reply left without an append this many seconds is finished by the worker.
   STREAMING_TIMEOUT: positiveInt(600),
+  // Level 3: agent messages that may follow one another in a thread (or outside threads) with no person's message between.
+  AGENT_CHAIN_LIMIT: positiveInt(25),
   // Test-only faults (test/processes): never set in a deployment.
   TEST_FAULT: z.enum(['crash-after-idempotent-commit']).optional(),
   TRACKER_HOSTS: commaList('linear.app'),
@@ -270,6 +272,8 @@ const ConfigSchema = EnvChecked.transform((e) => ({
   presenceTtlSeconds: e.PRESENCE_TTL_SECONDS,
   /** Seconds after its last append a streamed reply is finished by the worker's sweep (level 3). */
   streamingTimeout: e.STREAMING_TIMEOUT,
+  /** Agent messages in a row (no person's between) a thread or a conversation's top level takes; the next answers 429 agent_chain_limit (level 3). */
+  agentChainLimit: e.AGENT_CHAIN_LIMIT,
   /** A fault a test asks a child process to have (shared/http/idempotency.ts). */
   testFault: e.TEST_FAULT,
   trackerHosts: e.TRACKER_HOSTS,

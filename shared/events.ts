@@ -31,6 +31,12 @@ export const EVENT_TYPES = [
   // Level 3: to its owner, when a subscription failing for 24 h is disabled (docs/bots.md).
   'event_subscription.disabled',
   'channel.read',
+  // Level 3: agents at home (docs/bots.md).
+  'agent.status',
+  'interaction.feedback',
+  'interaction.approval',
+  'command.invoked',
+  'message.ephemeral',
 ] as const;
 
 /** Internal events route work inside the stack and never reach clients. */

@@ -59,6 +59,8 @@ const TAGS = [
   { name: 'Messages', description: 'Messages, threads and reactions in a channel' },
   { name: 'Direct messages', description: 'Conversations between 2 to 9 users, and their messages' },
   { name: 'Interactions', description: 'Button actions on message cards' },
+  { name: 'Agents', description: "An agent's working status and ephemeral messages in a conversation (feature level 3)" },
+  { name: 'Commands', description: "Agents' slash commands: declared by each agent, invoked in a conversation the agent is in (feature level 3)" },
   { name: 'Files', description: 'Uploads, checked by the worker, and their download addresses' },
   { name: 'Webhooks', description: 'Incoming webhooks: managing them with a key, posting to them without one' },
   { name: 'Stream', description: 'Server-sent events, served by the gateway role' },

@@ -4,6 +4,7 @@ import type { AppState } from '../../shared/http/context.js';
 import { DEFAULT_FEATURE_LEVEL, type FeatureLevel } from '../../shared/feature-level.js';
 import { RouteTable } from '../../shared/http/route.js';
 import { docsRoutes } from './openapi.js';
+import { agentRoutes } from './modules/agents/agents.routes.js';
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { inviteRoutes } from './modules/invites/invites.routes.js';
@@ -34,6 +35,8 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   channelRoutes(v1);
   messageRoutes(v1, { base: '/channels/{channel_id}', param: 'channel_id', kind: 'channel', tag: 'Messages', typing: true });
   dmRoutes(v1);
+  agentRoutes(v1, { base: '/channels/{channel_id}', param: 'channel_id', kind: 'channel', tag: 'Agents' });
+  agentRoutes(v1, { base: '/dms/{conversation_id}', param: 'conversation_id', kind: 'conversation', tag: 'Agents' });
   interactionRoutes(v1);
   searchRoutes(v1);
   fileRoutes(v1);

@@ -8,6 +8,7 @@
 import { existsAt, type FeatureLevel } from '../../shared/feature-level.js';
 import { messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
 import { messageSqlAt, type MessageSql } from './messages/messages.store.js';
+import { AGENTS_AT_HOME } from './agents/agents.schemas.js';
 import { READ_STATE } from './read-state/read-state.schemas.js';
 import { SEARCH } from './search/search.schemas.js';
 import { userPresenterTo, type PresentUserTo } from './users/users.presenter.js';
@@ -23,6 +24,8 @@ export interface Presenters {
   readState: boolean;
   /** Whether a post writes its search words (where search exists: migration 090). */
   searchWords: boolean;
+  /** Whether agents are at home (contract §15): the loop guard, the status a post clears, the agent blocks. */
+  agentsAtHome: boolean;
 }
 
 export const presentersAt = (level: FeatureLevel): Presenters => ({
@@ -31,6 +34,7 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   userTo: userPresenterTo(level),
   readState: existsAt(READ_STATE, level),
   searchWords: existsAt(SEARCH, level),
+  agentsAtHome: existsAt(AGENTS_AT_HOME, level),
 });
 
 // The runtime carries them; shared/runtime.ts cannot name core's types, so

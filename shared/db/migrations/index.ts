@@ -23,6 +23,7 @@ import * as messageChannelKey from './081_message_channel_key.js';
 import * as messageSearchTable from './090_message_search_table.js';
 import * as emailIdentity from './100_email_identity.js';
 import * as derivedCredentials from './101_derived_credentials.js';
+import * as agentsAtHome from './170_agents_at_home.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -50,4 +51,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '090_message_search_table': messageSearchTable,
   '100_email_identity': emailIdentity,
   '101_derived_credentials': derivedCredentials,
+  '170_agents_at_home': agentsAtHome,
 };
