@@ -5,6 +5,7 @@ import { DEFAULT_FEATURE_LEVEL, type FeatureLevel } from '../../shared/feature-l
 import { RouteTable } from '../../shared/http/route.js';
 import { docsRoutes } from './openapi.js';
 import { agentRoutes } from './modules/agents/agents.routes.js';
+import { commandRoutes } from './modules/commands/commands.routes.js';
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { inviteRoutes } from './modules/invites/invites.routes.js';
@@ -38,6 +39,7 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   agentRoutes(v1, { base: '/channels/{channel_id}', param: 'channel_id', kind: 'channel', tag: 'Agents' });
   agentRoutes(v1, { base: '/dms/{conversation_id}', param: 'conversation_id', kind: 'conversation', tag: 'Agents' });
   interactionRoutes(v1);
+  commandRoutes(v1);
   searchRoutes(v1);
   fileRoutes(v1);
   webhookRoutes(v1);

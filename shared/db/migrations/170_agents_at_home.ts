@@ -20,11 +20,14 @@ export async function up(knex: Knex): Promise<void> {
       description text NOT NULL,
       usage text,
       created_at timestamptz NOT NULL DEFAULT now(),
+      seq bigint GENERATED ALWAYS AS IDENTITY,
       -- a name is one agent's in the workspace (409 name_taken)
       PRIMARY KEY (workspace_id, name)
     );
     -- an agent's own commands (replaced together by PUT /users/me/commands)
     CREATE INDEX agent_commands_user ON agent_commands (user_id);
+    -- GET /commands pages, in the order declared
+    CREATE INDEX agent_commands_workspace_seq ON agent_commands (workspace_id, seq);
 
     CREATE TABLE message_feedback (
       message_id uuid NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
