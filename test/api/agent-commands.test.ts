@@ -65,6 +65,11 @@ describe('Slash commands (level 3)', function () {
       const page = expectOk(await ws.owner.get('/api/v1/commands?limit=2'));
       expect(page.data).to.have.length(2);
       expect(expectOk(await ws.owner.get(`/api/v1/commands?limit=2&cursor=${page.pagination.next_cursor}`)).data).to.have.length(1);
+      // A removed agent's commands are no longer listed, and their names are free.
+      const res = await ws.owner.delete(`/api/v1/workspaces/current/members/${other.id}`);
+      expect(res.status).to.equal(204);
+      expect(expectOk(await ws.owner.get('/api/v1/commands')).data.map((c: { name: string }) => c.name)).to.deep.equal(['status']);
+      expectOk(await deploy.client.put('/api/v1/users/me/commands', [{ name: 'status', description: 'x' }, { name: 'deploy', description: 'mine again' }]));
     });
 
     it('refuses people, bad names, /remind, duplicates and more than 50 commands, changing nothing', async () => {

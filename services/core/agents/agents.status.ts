@@ -2,6 +2,7 @@
 // stored). The one thing kept is a Redis key per status, lapsing with it, so
 // that an agent's post in that thread knows a status is showing and sends the
 // clearing event: a post by an agent with no status showing costs one DEL.
+import { serviceUnavailable } from '../../../shared/errors.js';
 import { answering } from '../../../shared/redis.js';
 import { publishEphemeral, type AxidEvent } from '../../../shared/events.js';
 import type { Runtime } from '../../../shared/runtime.js';
@@ -44,9 +45,11 @@ export async function publishStatus(rt: Runtime, p: StatusPlace, status: string,
     loading_messages: clearing ? [] : loadingMessages,
     expires_at: new Date(clearing ? now : now + STATUS_TTL_MS),
   };
-  // publishEphemeral refuses (503) while Redis is away; the key is set first so a clear on post is never missed.
+  // Refused (503) while Redis is away, as typing is: nothing would carry it. The key is set
+  // before the event goes, so a post right after it always finds the status to clear.
+  if (!answering(rt.redis)) throw serviceUnavailable();
   if (clearing) await rt.redis.del(statusKey(rt, p));
-  else if (answering(rt.redis)) await rt.redis.set(statusKey(rt, p), '1', 'PX', STATUS_TTL_MS);
+  else await rt.redis.set(statusKey(rt, p), '1', 'PX', STATUS_TTL_MS);
   await publishEphemeral(rt.redis, rt.bus, statusEvent(p, object));
   return object;
 }
