@@ -169,6 +169,8 @@ const EnvSchema = z.object({
   STREAMING_TIMEOUT: positiveInt(600),
   // Days the audit log keeps an entry (contract §16); the retention job prunes older ones.
   AUDIT_RETENTION_DAYS: positiveInt(365),
+  // Level 3: agent messages that may follow one another in a thread (or outside threads) with no person's message between.
+  AGENT_CHAIN_LIMIT: positiveInt(25),
   // Test-only faults (test/processes): never set in a deployment.
   TEST_FAULT: z.enum(['crash-after-idempotent-commit']).optional(),
   TRACKER_HOSTS: commaList('linear.app'),
@@ -299,6 +301,8 @@ const ConfigSchema = EnvChecked.transform((e) => ({
   streamingTimeout: e.STREAMING_TIMEOUT,
   /** Days an audit log entry is kept (services/core/retention). */
   auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+  /** Agent messages in a row (no person's between) a thread or a conversation's top level takes; the next answers 429 agent_chain_limit (level 3). */
+  agentChainLimit: e.AGENT_CHAIN_LIMIT,
   /** A fault a test asks a child process to have (shared/http/idempotency.ts). */
   testFault: e.TEST_FAULT,
   trackerHosts: e.TRACKER_HOSTS,

@@ -17,11 +17,13 @@ export const ERROR_STATUS = {
   conflict: 409,
   idempotency_in_progress: 409,
   idempotency_key_reused: 422,
+  gone: 410,
   payload_too_large: 413,
   file_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
   too_many_streams: 429,
+  agent_chain_limit: 429,
   internal_error: 500,
   not_implemented: 501,
   service_unavailable: 503,
@@ -36,6 +38,8 @@ export const ERROR_SINCE: Partial<Record<ErrorCode, 3>> = {
   idempotency_in_progress: 3,
   idempotency_key_reused: 3,
   insufficient_scope: 3,
+  gone: 3,
+  agent_chain_limit: 3,
 };
 
 export class AppError extends Error {

@@ -34,6 +34,12 @@ export const EVENT_TYPES = [
   'channel.read',
   // To owners and admins when an import ends (contract §13, docs/migrating-from-slack.md).
   'import.finished',
+  // Level 3: agents at home (docs/bots.md).
+  'agent.status',
+  'interaction.feedback',
+  'interaction.approval',
+  'command.invoked',
+  'message.ephemeral',
 ] as const;
 
 /** Internal events route work inside the stack and never reach clients. */

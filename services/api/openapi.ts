@@ -60,6 +60,8 @@ const TAGS = [
   { name: 'Messages', description: 'Messages, threads and reactions in a channel' },
   { name: 'Direct messages', description: 'Conversations between 2 to 9 users, and their messages' },
   { name: 'Interactions', description: 'Button actions on message cards' },
+  { name: 'Agents', description: "An agent's working status and ephemeral messages in a conversation (feature level 3)" },
+  { name: 'Commands', description: "Agents' slash commands: declared by each agent, invoked in a conversation the agent is in (feature level 3)" },
   { name: 'Files', description: 'Uploads, checked by the worker, and their download addresses' },
   { name: 'Imports', description: "Moving in from Slack: a Slack export imported by the worker (feature level 3; `npm run import:slack` at any level)" },
   { name: 'Webhooks', description: 'Incoming webhooks: managing them with a key, posting to them without one' },

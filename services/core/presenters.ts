@@ -10,6 +10,7 @@ import { existsAt, type FeatureLevel } from '../../shared/feature-level.js';
 import { messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
 import { messageSqlAt, type MessageSql } from './messages/messages.store.js';
 import { FILES_FOLLOW_CONVERSATIONS } from './files/files.presenter.js';
+import { AGENTS_AT_HOME } from './agents/agents.schemas.js';
 import { READ_STATE } from './read-state/read-state.schemas.js';
 import { SEARCH } from './search/search.schemas.js';
 import { userPresenterTo, type PresentUserTo } from './users/users.presenter.js';
@@ -32,6 +33,8 @@ export interface Presenters {
   workspace: (row: WorkspaceRow) => WorkspaceObject;
   /** An API key (its `scopes` and `conversation_ids` where the level has them: shared/scopes.ts). */
   apiKey: PresentApiKey;
+  /** Whether agents are at home (contract §15): the loop guard, the status a post clears, the agent blocks. */
+  agentsAtHome: boolean;
 }
 
 export const presentersAt = (level: FeatureLevel): Presenters => ({
@@ -43,6 +46,7 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   filesFollowConversations: existsAt(FILES_FOLLOW_CONVERSATIONS, level),
   workspace: workspacePresenter(level),
   apiKey: apiKeyPresenter(level),
+  agentsAtHome: existsAt(AGENTS_AT_HOME, level),
 });
 
 // The runtime carries them; shared/runtime.ts cannot name core's types, so

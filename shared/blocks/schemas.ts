@@ -17,11 +17,27 @@ export const BLOCK_NAMES = [
   'repo_pr_card',
 ] as const;
 
-export type BlockName = (typeof BLOCK_NAMES)[number];
+/**
+ * Blocks agents use to ask their readers (contract §15, feature level 3):
+ * available where the caller's rules say so (`agentBlocks`). Their answers
+ * are kept by the service, which writes what readers need into the stored
+ * props (`counts`, `decision`); a posted document cannot set those.
+ */
+export const AGENT_BLOCK_NAMES = ['feedback_buttons', 'approval_request'] as const;
+
+export type AgentBlockName = (typeof AGENT_BLOCK_NAMES)[number];
+export type BlockName = (typeof BLOCK_NAMES)[number] | AgentBlockName;
 
 export function isBlockName(name: string): name is BlockName {
-  return (BLOCK_NAMES as readonly string[]).includes(name);
+  return (BLOCK_NAMES as readonly string[]).includes(name) || isAgentBlock(name);
 }
+
+export function isAgentBlock(name: string): name is AgentBlockName {
+  return (AGENT_BLOCK_NAMES as readonly string[]).includes(name);
+}
+
+/** The block names a caller may use: the stable ones, and the agent blocks where available. */
+export const blockNamesFor = (agentBlocks: boolean | undefined): readonly string[] => (agentBlocks ? [...BLOCK_NAMES, ...AGENT_BLOCK_NAMES] : BLOCK_NAMES);
 
 /** The blocks whose URL must be on a host of a given kind; used for card_origin too. */
 export const CARD_BLOCKS = {
@@ -133,6 +149,34 @@ const buttonSchema = z
     }
   });
 
+// ---- agent blocks ---------------------------------------------------------
+
+/** Any UUID in 8-4-4-4-12 hex form; the version digit is not checked. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** How far ahead an approval request may expire: 30 days. */
+export const MAX_APPROVAL_WINDOW_MS = 30 * 24 * 3600 * 1000;
+
+const approvalRequestSchema = z
+  .strictObject({
+    title: text(MAX_LENGTH.title),
+    description: text(MAX_LENGTH.description, 0).optional(),
+    approve_label: text(MAX_LENGTH.label).optional(),
+    deny_label: text(MAX_LENGTH.label).optional(),
+    expires_at: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time (2026-01-31T12:00:00Z)' }),
+    approver_ids: z
+      .array(z.string({ error: typeError('a user id (UUID)') }).regex(UUID, 'must be a user id (UUID)'), { error: typeError('an array of user ids') })
+      .min(1, 'must name at least 1 approver (leave it out to let every reader answer)')
+      .max(50, 'must name at most 50 approvers')
+      .optional(),
+  }, { error: typeError('an object') })
+  .superRefine((request, ctx) => {
+    // Checked when written: a request already expired, or open for months, is a mistake.
+    const at = Date.parse(request.expires_at);
+    if (at <= Date.now()) ctx.addIssue({ code: 'custom', path: ['expires_at'], message: 'must be in the future' });
+    else if (at > Date.now() + MAX_APPROVAL_WINDOW_MS) ctx.addIssue({ code: 'custom', path: ['expires_at'], message: 'must be at most 30 days ahead' });
+  });
+
 // ---- block props ----------------------------------------------------------
 
 /** Props objects are strict: a key not listed is rejected. */
@@ -187,6 +231,8 @@ export const PROPS_SCHEMAS = {
     title: text(MAX_LENGTH.title, 0).optional(),
     state: text(MAX_LENGTH.status, 0).optional(),
   }),
+  feedback_buttons: z.strictObject({}, { error: typeError('an object') }),
+  approval_request: approvalRequestSchema,
 } satisfies Record<BlockName, z.ZodType>;
 
 /** Props of each block, written for people and AI agents reading a hint. */
@@ -202,6 +248,9 @@ export const PROPS_SHAPES: Record<BlockName, string> = {
   button_group: '{buttons: 1 to 10 buttons}',
   tracker_issue_card: '{url: https URL on a tracker host, title?, status?}',
   repo_pr_card: '{url: https URL on a code host, title?, state?}',
+  feedback_buttons: '{} (readers mark the message positive or negative: POST /interactions/feedback)',
+  approval_request:
+    '{title, description?, approve_label?, deny_label?, expires_at: ISO date-time within 30 days, approver_ids?: user ids} (answered once: POST /interactions/approvals)',
 };
 
 export const BUTTON_SHAPE =
@@ -209,9 +258,6 @@ export const BUTTON_SHAPE =
   `or actionId (1-${MAX_LENGTH.actionId} characters), style?: ${BUTTON_STYLES.join('|')}}`;
 
 // ---- inline nodes ---------------------------------------------------------
-
-/** Any UUID in 8-4-4-4-12 hex form; the version digit is not checked. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `{"type":"mention","attrs":{"id":"<user id>","label"?:"<display name>"}}` */
 export const MENTION_ATTRS_SCHEMA = z.strictObject({

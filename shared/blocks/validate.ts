@@ -7,7 +7,6 @@
 // is depth-first in document order and stops at the first problem.
 import type { z } from 'zod';
 import {
-  BLOCK_NAMES,
   BUTTON_SHAPE,
   CARD_BLOCKS,
   MAX_LENGTH,
@@ -15,6 +14,8 @@ import {
   PROPS_SCHEMAS,
   PROPS_SHAPES,
   httpsUrlProblem,
+  blockNamesFor,
+  isAgentBlock,
   isBlockName,
   isCardBlock,
   type BlockName,
@@ -27,6 +28,8 @@ export interface BlockRules {
   codeHosts: string[];
   /** When given, only these block names may be used. */
   availableBlocks?: readonly string[];
+  /** Whether the agent blocks (AGENT_BLOCK_NAMES: feedback buttons, approval requests) exist: feature level 3. */
+  agentBlocks?: boolean;
 }
 
 export type ValidationResult =
@@ -139,10 +142,11 @@ interface WalkState {
   nodeCount: number;
   mentionedUserIds: string[];
   cardOrigin: string | null;
+  approvalRequests: number;
 }
 
 export function validateContentJson(doc: unknown, rules: BlockRules): ValidationResult {
-  const state: WalkState = { rules, nodeCount: 0, mentionedUserIds: [], cardOrigin: null };
+  const state: WalkState = { rules, nodeCount: 0, mentionedUserIds: [], cardOrigin: null, approvalRequests: 0 };
   let copy: unknown;
   try {
     checkSize(doc);
@@ -227,7 +231,7 @@ function walkNode(node: unknown, path: string, depth: number, state: WalkState):
 
   if (!NODE_TYPES.has(type)) {
     fail(join(path, 'type'), `unknown node type "${type}"`,
-      `Use one of: ${[...NODE_TYPES].join(', ')}, or a block node block_<name> with <name> one of: ${BLOCK_NAMES.join(', ')}`);
+      `Use one of: ${[...NODE_TYPES].join(', ')}, or a block node block_<name> with <name> one of: ${blockNamesFor(state.rules.agentBlocks).join(', ')}`);
   }
   if (has(node, 'attrs') && !isObject(node.attrs)) fail(join(path, 'attrs'), 'must be an object', NODE_HINT);
   if (has(node, 'attrs') && type !== 'mention') checkAttrs(node.attrs as JsonObject, NODE_ATTRS[type] ?? {}, join(path, 'attrs'), `${type} nodes`);
@@ -290,8 +294,11 @@ function checkMarks(marks: unknown, path: string): void {
 
 function checkBlock(node: JsonObject, type: string, path: string, state: WalkState): void {
   const name = type.slice('block_'.length);
-  if (!isBlockName(name)) {
-    fail(join(path, 'type'), `unknown block "${type}"`, `Use one of: ${BLOCK_NAMES.map((n) => `block_${n}`).join(', ')}`);
+  if (!isBlockName(name) || (isAgentBlock(name) && !state.rules.agentBlocks)) {
+    fail(join(path, 'type'), `unknown block "${type}"`, `Use one of: ${blockNamesFor(state.rules.agentBlocks).map((n) => `block_${n}`).join(', ')}`);
+  }
+  if (name === 'approval_request' && ++state.approvalRequests > 1) {
+    fail(join(path, 'type'), 'is a second approval request: a message asks for one approval', 'Post each approval request as its own message');
   }
   for (const key of ['content', 'text', 'marks']) {
     if (has(node, key)) fail(join(path, key), 'is not allowed on a block node', BLOCK_HINT);
@@ -429,6 +436,9 @@ function blockText(name: BlockName, props: JsonObject): string {
     case 'repo_pr_card':
       return parts(props.title || props.url);
     case 'divider':
+    case 'feedback_buttons':
       return '';
+    case 'approval_request':
+      return parts(props.title, props.description);
   }
 }

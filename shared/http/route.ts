@@ -5,7 +5,7 @@ import { koaBody } from 'koa-body';
 import type { Next } from 'koa';
 import { z } from 'zod';
 import { authenticate, bearerToken, type Actor, type RequestOrigin } from '../auth.js';
-import { AppError, isDependencyUnavailable, type ErrorCode } from '../errors.js';
+import { AppError, ERROR_SINCE, isDependencyUnavailable, type ErrorCode } from '../errors.js';
 import { DEFAULT_FEATURE_LEVEL, existsAt, fieldsAbsentAt, type FeatureLevel, type LevelSpan } from '../feature-level.js';
 import type { Runtime } from '../runtime.js';
 import type { AppContext, AppState } from './context.js';
@@ -214,7 +214,10 @@ export class RouteTable {
       body: inputAt(spec.body, this.level),
       query: inputAt(spec.query, this.level),
       idempotent,
-      errors: idempotent ? [...(spec.errors ?? []), 'idempotency_key_reused', 'idempotency_in_progress'] : spec.errors,
+      // A code of a later level (ERROR_SINCE) is not this level's: the route never answers it here.
+      errors: (idempotent ? [...(spec.errors ?? []), 'idempotency_key_reused' as const, 'idempotency_in_progress' as const] : spec.errors)?.filter(
+        (code: ErrorCode) => (ERROR_SINCE[code] ?? 2) <= this.level,
+      ),
     };
     this.specs.push(spec as unknown as RouteSpec);
     const koaPath = this.prefix + spec.path.replace(/\{(\w+)\}/g, ':$1');

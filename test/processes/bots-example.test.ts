@@ -16,7 +16,8 @@ import { codeBlocks } from '../support/markdown.js';
 import { waitForLine } from '../support/mcp.js';
 import { FAST_DELIVERY } from '../support/receiver.js';
 import { separateStack } from '../support/separate-stack.js';
-import { newWorkspace, uniqueName } from '../support/stack.js';
+import { level3Stack, newWorkspace, uniqueName } from '../support/stack.js';
+import { openRaw } from '../support/sse.js';
 
 const sign = (secret: string, t: number, body: string) => `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
 
@@ -103,5 +104,53 @@ describe('docs/bots.md: the Node receiver', function () {
     expect((await post(forged)).status).to.equal(401);
     expect(output.text).not.to.include('forged');
     expect(output.text.match(new RegExp(`message ${eventId} `, 'g'))).to.have.length(1);
+  });
+});
+
+describe('docs/bots.md: agents at home, run as written', function () {
+  this.timeout(60_000);
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'axid-agents-doc-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('sets prompts, a command, a status, an ephemeral message, feedback buttons with a mention and an approval request', async () => {
+    const [block] = codeBlocks('docs/bots.md').filter((b) => b.lang === 'js' && b.code.startsWith('// agent-at-home.mjs'));
+    expect(block, 'the agent-at-home block in docs/bots.md').to.not.equal(undefined);
+    writeFileSync(path.join(dir, 'agent-at-home.mjs'), block!.code);
+    const s3 = await level3Stack();
+    const ws = await newWorkspace(s3);
+    const bot = await ws.user({ is_agent: true });
+    const person = await ws.user();
+    const channel = expectOk(await ws.owner.post('/api/v1/channels', { name: uniqueName('doc').slice(0, 60) }), 201).data;
+    for (const id of [bot.id, person.id]) expectOk(await ws.owner.post(`/api/v1/channels/${channel.id}/members`, { user_id: id }), 201);
+    const personStream = await openRaw(s3.url, person.key);
+    const output = { text: '' };
+    const child = spawn(process.execPath, ['agent-at-home.mjs'], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', AXID_API_KEY: bot.key, AXID_BASE_URL: s3.url, AXID_CHANNEL_ID: channel.id, AXID_PERSON_ID: person.id },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      child.stdout!.on('data', (c: Buffer) => (output.text += c.toString()));
+      child.stderr!.on('data', (c: Buffer) => (output.text += c.toString()));
+      const [, requestId] = await waitForLine(child, /approval (\S+)/, 20_000, output);
+      const answerId = /answer (\S+)/.exec(output.text)![1]!;
+      expect(output.text).to.match(/status until \d{4}-/);
+
+      expect(expectOk(await person.client.get(`/api/v1/users/${bot.id}`)).data.suggested_prompts).to.deep.equal([{ title: 'Deploy status', message: 'What is deployed where?' }]);
+      expect(expectOk(await person.client.get('/api/v1/commands')).data.map((c: { name: string }) => c.name)).to.deep.equal(['deploy']);
+      await personStream.waitFor((f) => f.event === 'agent.status' && f.data.status === 'is reading the logs…');
+      await personStream.waitFor((f) => f.event === 'message.ephemeral' && f.data.message.content === 'Only you can see this.');
+      await personStream.waitFor((f) => f.event === 'agent.status' && f.data.status === '');
+      const answer = expectOk(await person.client.get(`/api/v1/channels/${channel.id}/messages/${answerId}`)).data;
+      expect(answer.mentioned_user_ids).to.deep.equal([person.id]);
+      expect(expectOk(await person.client.post('/api/v1/interactions/feedback', { message_id: answerId, value: 'positive' })).data.counts).to.deep.equal({ positive: 1, negative: 0 });
+      expect(expectOk(await person.client.post('/api/v1/interactions/approvals', { message_id: requestId, decision: 'approve' })).data.decision).to.equal('approve');
+    } finally {
+      personStream.close();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    }
   });
 });

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { expectOk } from '../support/expect.js';
+import { expectError, expectOk } from '../support/expect.js';
 import { openRaw } from '../support/sse.js';
 import { call, REPO_ROOT, run, waitForLine, withMcp } from '../support/mcp.js';
 import { level3Stack, newWorkspace, stack, uniqueName } from '../support/stack.js';
@@ -314,6 +314,68 @@ describe('the generated node bot', function () {
       expect(answer).to.include({ author_id: botId, content: 'Button "approve" clicked.' });
     } finally {
       watcher.close();
+      await stop(child);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('at level 3: shows its status while it works, declares /deploy, answers it ephemerally and deploys only once approved, end to end', async () => {
+    const s3 = await level3Stack();
+    const ws = await newWorkspace(s3);
+    const channel = expectOk(await ws.owner.post('/api/v1/channels', { name: uniqueName('bots') }), 201).data;
+    const name = uniqueName('deployer');
+    const created = await withMcp({ AXID_API_KEY: ws.ownerKey, AXID_BASE_URL: s3.url }, async (c) => {
+      const bot = (await call(c, 'setup_axid_bot', { name })).structuredContent!;
+      const project = (await call(c, 'scaffold_bot_project', { bot_name: name, target_runtime: 'node' })).structuredContent!;
+      return { bot, files: project.files as Files };
+    });
+    const botId = created.bot.bot_user_id as string;
+    const person = await ws.user();
+    for (const id of [botId, person.id]) expectOk(await ws.owner.post(`/api/v1/channels/${channel.id}/members`, { user_id: id }), 201);
+    const dir = writeProject(created.files);
+    const { child, output } = startBot(dir, { AXID_API_KEY: created.bot.api_key as string, AXID_BASE_URL: s3.url });
+    const personStream = await openRaw(s3.url, person.key);
+    const ownerStream = await openRaw(s3.url, ws.ownerKey);
+    try {
+      await waitForLine(child, /declared commands: \/deploy/, 20_000, output);
+      await waitForLine(child, /connected: listening/, 20_000, output);
+      const commands = expectOk(await person.client.get('/api/v1/commands')).data;
+      expect(commands).to.deep.equal([{ name: 'deploy', description: 'Deploy a branch (pretend), once approved', usage: '/deploy <branch>', user_id: botId }]);
+
+      // A mention: the status shows while it thinks, and its reply clears it.
+      const root = expectOk(await person.client.post(`/api/v1/channels/${channel.id}/messages`, { content: `@${name} hello` }), 201).data;
+      await waitForLine(child, new RegExp(`replied to ${root.id} with`), 15_000, output);
+      const thinking = await personStream.waitFor((f) => f.event === 'agent.status' && f.data.status === 'is thinking…');
+      expect(thinking.data).to.include({ conversation_id: channel.id, user_id: botId, thread_id: null });
+      await personStream.waitFor((f) => f.event === 'agent.status' && f.data.status === '' && f.data.user_id === botId);
+
+      // The command: an ephemeral answer to the person alone, then an approval request only they may answer.
+      expectOk(await person.client.post('/api/v1/commands/invoke', { conversation_id: channel.id, command: 'deploy', text: 'staging' }), 202);
+      const [, requestId] = await waitForLine(child, /asked for approval (\S+) for command/, 15_000, output);
+      const ephemeral = await personStream.waitFor((f) => f.event === 'message.ephemeral');
+      expect(ephemeral.data.message).to.include({ author_id: botId, channel_id: channel.id, ephemeral: true, content: 'Deploying staging needs your approval: I asked for it here.' });
+      const request = expectOk(await person.client.get(`/api/v1/channels/${channel.id}/messages/${requestId}`)).data;
+      const props = request.content_json.content[1].attrs.props;
+      expect(props).to.include({ title: 'Deploy staging?', approve_label: 'Deploy', deny_label: 'Cancel' });
+      expect(props.approver_ids).to.deep.equal([person.id]);
+      expect(request.mentioned_user_ids).to.deep.equal([person.id]);
+      expect(output.text).not.to.match(/deployed staging/);
+
+      // The owner may not answer it; the person approves; the bot deploys, showing its status, and reports.
+      expectError(await ws.owner.post('/api/v1/interactions/approvals', { message_id: requestId, decision: 'approve' }), 403, 'forbidden');
+      expectOk(await person.client.post('/api/v1/interactions/approvals', { message_id: requestId, decision: 'approve' }));
+      const [, doneId] = await waitForLine(child, /deployed staging: (\S+)/, 15_000, output);
+      const deploying = await personStream.waitFor((f) => f.event === 'agent.status' && f.data.status === 'is deploying staging…');
+      expect(deploying.data.loading_messages).to.deep.equal(['Building', 'Uploading', 'Switching traffic']);
+      const done = expectOk(await person.client.get(`/api/v1/channels/${channel.id}/messages/${doneId}`)).data;
+      expect(done).to.include({ author_id: botId, content: 'Deployed staging' });
+      expect(done.content_json.content[1].type).to.equal('block_feedback_buttons');
+      // The ephemeral answer went to the person alone.
+      await ownerStream.waitFor((f) => f.event === 'message.created' && f.data.message.id === doneId);
+      expect(ownerStream.events('message.ephemeral')).to.have.length(0);
+    } finally {
+      personStream.close();
+      ownerStream.close();
       await stop(child);
       rmSync(dir, { recursive: true, force: true });
     }

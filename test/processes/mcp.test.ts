@@ -9,7 +9,8 @@ import { call, closedPort, json, notAxidServer, REPO_ROOT, startMcp, withMcp, ty
 import { level3Stack, newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
 
 const TOOL_NAMES = ['compose_block_message', 'inspect_workspace', 'scaffold_bot_project', 'send_test_message', 'setup_axid_bot'];
-const DEFAULT_RULES: BlockRules = { trackerHosts: ['linear.app'], codeHosts: ['github.com'] };
+// The tool checks what a level-3 server takes: the agent blocks included.
+const DEFAULT_RULES: BlockRules = { trackerHosts: ['linear.app'], codeHosts: ['github.com'], agentBlocks: true };
 
 const envFor = (key: string, extra: Record<string, string> = {}) => ({ AXID_API_KEY: key, AXID_BASE_URL: stack().url, ...extra });
 
@@ -226,6 +227,23 @@ describe('MCP tool server', function () {
       // A document without actionId buttons says nothing about them.
       const noActions = await withMcp({ AXID_BASE_URL: stack().url }, async (client) => expectToolOk(await call(client, 'compose_block_message', { content_json: doc(block('divider', {})) })));
       expect(noActions).to.not.have.property('action_buttons');
+    });
+
+    it('knows the agent blocks: checks their props, and says whether the server takes them (level 3) and how readers answer', async () => {
+      const expires = new Date(Date.now() + 3600_000).toISOString();
+      const d = doc(paragraph({ type: 'text', text: 'Deploy?' }), block('approval_request', { title: 'Deploy main?', expires_at: expires }), block('feedback_buttons', {}));
+      const at = async (baseUrl: string, content_json: unknown = d) =>
+        withMcp({ AXID_BASE_URL: baseUrl }, async (client) => expectToolOk(await call(client, 'compose_block_message', { content_json })));
+      const three = await at((await level3Stack()).url);
+      expect(three.valid).to.equal(true);
+      expect(three.agent_blocks).to.deep.include({ names: ['approval_request', 'feedback_buttons'], live: true, feature_level: 3 });
+      expect(three.agent_blocks.note).to.include('/api/v1/interactions/approvals');
+      const two = await at(stack().url);
+      expect(two.agent_blocks).to.deep.include({ live: false, feature_level: 2 });
+      expect(two.agent_blocks.note).to.include('FEATURE_LEVEL=3');
+      const bad = await at(stack().url, doc(block('approval_request', { title: 'Deploy?' })));
+      expect(bad).to.include({ valid: false, path: 'content.0.attrs.props.expires_at' });
+      expect(bad.hint).to.include('approver_ids');
     });
 
     it('honours available_blocks', async () => {

@@ -97,8 +97,9 @@ describe('delivery', () => {
     expect(await deliveriesFor(rt, [entry('api_key.revoked'), entry('webhook.deleted')])).to.deep.equal([]);
   });
 
-  it('subscribes to every type but typing by default', () => {
+  it('subscribes to every type but typing and agent.status by default', () => {
     expect(DEFAULT_EVENT_TYPES).to.include('message.created').and.include('event_subscription.disabled').and.not.include('typing');
+    expect(DEFAULT_EVENT_TYPES).to.include('command.invoked').and.include('interaction.approval').and.not.include('agent.status');
   });
 });
 

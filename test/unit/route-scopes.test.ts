@@ -16,7 +16,7 @@ const KIND_RULES: { name: string; matches: (spec: RouteSpec, path: string) => bo
   // What these make is narrowed to the calling key (shared/scopes.ts narrowLimits).
   { name: 'making a key or a sign-in link needs any key', matches: (spec, path) => spec.method === 'post' && ['/api/v1/api-keys', '/api/v1/auth/links'].includes(path), scope: 'any_key' },
   { name: 'read markers are messages:write', matches: (_, path) => path.endsWith('/read'), scope: 'messages:write' },
-  { name: 'message writes', matches: (_, path) => /\/(messages|typing)(\/|$)/.test(path) || path.startsWith('/api/v1/interactions'), scope: 'messages:write' },
+  { name: 'message writes, an agent’s status and ephemeral messages, commands invoked', matches: (_, path) => /\/(messages|typing|status|ephemeral)(\/|$)/.test(path) || ['/api/v1/interactions', '/api/v1/commands/invoke'].some((p) => path.startsWith(p)), scope: 'messages:write' },
   { name: 'uploads', matches: (_, path) => path.startsWith('/api/v1/files'), scope: 'files:write' },
   {
     name: 'channel and conversation writes, incoming webhooks',

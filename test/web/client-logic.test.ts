@@ -509,3 +509,23 @@ describe('web client: rows, links and sign-in helpers', () => {
   });
 });
 
+describe('web client: agents’ working status (level 3)', () => {
+  it('shows an agent.status until its expires_at, and ends it on "" or on the agent’s post there', () => {
+    let now = Date.parse('2026-01-01T00:00:00.000Z');
+    const s = new Store(null, () => now);
+    const later = (ms: number) => new Date(now + ms).toISOString();
+    applyEvent(s, 'agent.status', { conversation_id: 'c1', thread_id: null, user_id: 'bot', status: 'is reading the logs…', loading_messages: [], expires_at: later(120_000) });
+    expect(s.agentStatusesIn('c1')).to.deep.equal([{ userId: 'bot', status: 'is reading the logs…' }]);
+    expect(s.agentStatusesIn('c2')).to.deep.equal([]);
+    now += 120_000; // the deadline passes: no event needed
+    expect(s.agentStatusesIn('c1')).to.deep.equal([]);
+
+    applyEvent(s, 'agent.status', { conversation_id: 'c1', thread_id: null, user_id: 'bot', status: 'is thinking', loading_messages: [], expires_at: later(120_000) });
+    applyEvent(s, 'message.created', { message: msg({ channel_id: 'c1', author_id: 'bot' }) });
+    expect(s.agentStatusesIn('c1')).to.deep.equal([]);
+
+    applyEvent(s, 'agent.status', { conversation_id: 'c1', thread_id: null, user_id: 'bot', status: 'is thinking', loading_messages: [], expires_at: later(120_000) });
+    applyEvent(s, 'agent.status', { conversation_id: 'c1', thread_id: null, user_id: 'bot', status: '', loading_messages: [], expires_at: later(0) });
+    expect(s.agentStatusesIn('c1')).to.deep.equal([]);
+  });
+});

@@ -40,6 +40,7 @@ export const AUDIT_ACTIONS = [
   'import.finished',
   'export.created',
   'approval.answered',
+  'feedback.given',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

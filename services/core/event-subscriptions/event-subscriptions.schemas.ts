@@ -2,8 +2,12 @@ import { z } from 'zod';
 import { EVENT_TYPES } from '../../../shared/events.js';
 import { PageQuery } from '../../../shared/http/envelope.js';
 
-/** What a subscription gets when it names no types: every event its owner's stream gets, typing left out (contract §11). */
-export const DEFAULT_EVENT_TYPES = EVENT_TYPES.filter((t) => t !== 'typing');
+/**
+ * What a subscription gets when it names no types: every event its owner's
+ * stream gets, typing left out (contract §11), and agent.status with it: both
+ * are hints for a screen, stale by the time a retry delivers them.
+ */
+export const DEFAULT_EVENT_TYPES = EVENT_TYPES.filter((t) => t !== 'typing' && t !== 'agent.status');
 
 export const EventType = z.enum(EVENT_TYPES);
 

@@ -15,6 +15,7 @@ import { cachedReadable, requireReadable, type ChannelKind } from '../channels/c
 import { canDeleteMessage, canEditMessage, canParticipate } from './messages.policy.js';
 import { presentMessageEdit, presentReaction, type ContentDocument, type MessageDisplay, type MessageObject, type MessageRow } from './messages.presenter.js';
 import { sanitizeAppend, sanitizeContent, settledLength } from './messages.sanitize.js';
+import { clearStatusAfterPost } from '../agents/agents.status.js';
 import { Content, MAX_CONTENT, Metadata, isEmoji, type AppendInput, type FinishInput, type ListMessagesInput, type PostMessageInput, type UpdateMessageInput } from './messages.schemas.js';
 import { charCount } from '../channels/channels.schemas.js';
 import * as store from './messages.store.js';
@@ -41,7 +42,7 @@ const badThread = () => invalid('thread_id: must name a top-level message of thi
 /** Validates content_json with the shared block validator; errors name the node path. */
 function checkContentJson(rt: Runtime, doc: unknown) {
   if (doc === undefined || doc === null) return { content_json: null, card_origin: null, mentioned_user_ids: [] as string[] };
-  const result = validateContentJson(doc, { trackerHosts: rt.config.trackerHosts, codeHosts: rt.config.codeHosts });
+  const result = validateContentJson(doc, { trackerHosts: rt.config.trackerHosts, codeHosts: rt.config.codeHosts, agentBlocks: rt.presenters.agentsAtHome });
   if (!result.valid) {
     const where = result.path ? `content_json.${result.path}` : 'content_json';
     const reason = result.message.slice((result.path || 'document').length).replace(/^:\s*/, '');
@@ -99,6 +100,8 @@ export interface PostMessageArgs {
   webhookId?: string | null;
   /** A streamed agent reply (level 3): appended to by its author until finished. */
   streaming?: boolean;
+  /** An agent's post: under the loop guard, and it clears the agent's working status in its thread (level 3). */
+  authorIsAgent?: boolean;
   /** Writes that commit with the message or not at all (a compat hook's pending render and its job). */
   alsoInTransaction?: (trx: Knex.Transaction, message: MessageObject) => Promise<void>;
 }
@@ -111,13 +114,58 @@ export interface PostMessageArgs {
  * and returns the Message object.
  */
 export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<MessageObject> {
+  const row = await messageRowOf(rt, args);
+  const threadId = row.thread_id;
+  const message = rt.presenters.message(row);
+  const event: AxidEvent = { type: 'message.created', to: channelScope(args.workspaceId, args.channelId), data: { message } };
+  // The row is the event (messages.store.ts messageCreatedEvents), rendered by
+  // the relay as this; a streamed reply's is written as posted (its appends are deltas).
+  const eventJson = row.streaming ? JSON.stringify(event) : null;
+  const agent = args.authorIsAgent === true && rt.presenters.agentsAtHome;
+  const chainLimit = agent ? rt.config.agentChainLimit : null;
+  let outcome: Awaited<ReturnType<typeof store.insertPost>>;
+  try {
+    const also = args.alsoInTransaction;
+    outcome = also
+      ? await rt.db.transaction(async (trx) => {
+          const result = await store.insertPost(trx, row, eventJson, rt.presenters.searchWords, chainLimit);
+          if (result === 'inserted') await also(trx, message);
+          return result;
+        })
+      : await store.insertPost(rt.db, row, eventJson, rt.presenters.searchWords, chainLimit);
+  } catch (err) {
+    // 23503: the root was deleted between the check and the insert.
+    if ((err as { code?: string }).code === '23503' && threadId) throw badThread();
+    throw err;
+  }
+  if (outcome === 'chain_limit') throw chainLimitReached(rt.config.agentChainLimit, threadId !== null);
+  if (outcome === 'bad_thread') throw badThread();
+  rt.events.committed([event]);
+  if (agent && args.authorId) {
+    clearStatusAfterPost(rt, { workspaceId: args.workspaceId, conversationId: args.channelId, threadId, userId: args.authorId });
+  }
+  return message;
+}
+
+const chainLimitReached = (limit: number, inThread: boolean) =>
+  new AppError(
+    'agent_chain_limit',
+    `${limit} agent messages in a row ${inThread ? 'in this thread' : 'in this conversation'} (AGENT_CHAIN_LIMIT) with no person's message between: wait for a person to answer`,
+  );
+
+/**
+ * A message's row as a post would write it, every content rule applied
+ * (limits, sanitizing, block validation, thread_id's form): what postMessage
+ * inserts, and what an ephemeral message (level 3) is rendered from unsaved.
+ */
+export async function messageRowOf(rt: Runtime, args: PostMessageArgs): Promise<MessageRow> {
   const content = cleanContent(parseOrThrow(Content, args.content, 'content'));
   const metadata = args.metadata == null ? null : parseOrThrow(Metadata, args.metadata, 'metadata');
   await checkCarriedFile(rt, { userId: args.authorId, workspaceId: args.workspaceId }, metadata);
   const threadId = args.thread_id ?? null;
   if (threadId !== null && !isUuid(threadId)) throw badThread();
   const blocks = checkContentJson(rt, args.content_json);
-  const row: MessageRow = {
+  return {
     id: randomUUID(),
     seq: 0,
     workspace_id: args.workspaceId,
@@ -135,29 +183,6 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
     edited_at: null,
     streaming: args.streaming ?? false,
   };
-  const message = rt.presenters.message(row);
-  const event: AxidEvent = { type: 'message.created', to: channelScope(args.workspaceId, args.channelId), data: { message } };
-  // The row is the event (messages.store.ts messageCreatedEvents), rendered by
-  // the relay as this; a streamed reply's is written as posted (its appends are deltas).
-  const eventJson = row.streaming ? JSON.stringify(event) : null;
-  let inserted: boolean;
-  try {
-    const also = args.alsoInTransaction;
-    inserted = also
-      ? await rt.db.transaction(async (trx) => {
-          const ok = await store.insertMessage(trx, row, eventJson, rt.presenters.searchWords);
-          if (ok) await also(trx, message);
-          return ok;
-        })
-      : await store.insertMessage(rt.db, row, eventJson, rt.presenters.searchWords);
-  } catch (err) {
-    // 23503: the root was deleted between the check and the insert.
-    if ((err as { code?: string }).code === '23503' && threadId) throw badThread();
-    throw err;
-  }
-  if (!inserted) throw badThread();
-  rt.events.committed([event]);
-  return message;
 }
 
 export async function createMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, body: PostMessageInput) {
@@ -172,6 +197,7 @@ export async function createMessage(rt: Runtime, actor: Actor, channelId: string
     metadata: body.metadata ?? null,
     thread_id: body.thread_id ?? null,
     streaming: body.streaming ?? false,
+    authorIsAgent: actor.isAgent,
   });
 }
 

@@ -75,6 +75,13 @@ const OUTBOX_ROW = 'INSERT INTO outbox (event, commit_by) SELECT $16::jsonb, $14
 // outbox row, the common case at level 2, is a bare INSERT.
 interface PostShape {
   reply: boolean;
+  /**
+   * An agent's post under the loop guard (level 3): the row counts the agent
+   * messages in a row it ends (agent_chain, from the message before it in its
+   * list) and is written only while that count is within the limit ($16, or
+   * $17 after a streamed reply's event).
+   */
+  agent?: boolean;
   /** Top-level posts that arrived together, one array per value (row-batch.ts). */
   batch?: boolean;
   /** The row is its own message.created event (else $16 is the event's outbox JSON). */
@@ -85,7 +92,10 @@ interface PostShape {
   traced?: boolean;
 }
 
-function postStatement({ reply, batch = false, ownEvent, search, traced = false }: PostShape): PreparedStatement {
+function postStatement(shape: PostShape): PreparedStatement {
+  // An agent's post counts the agents' chain in its own statement (the loop guard); it carries no trace context.
+  if (shape.agent) return agentPostStatement(shape);
+  const { reply, batch = false, ownEvent, search, traced = false } = shape;
   const name = `axid_insert_${reply ? 'reply' : 'message'}${ownEvent ? '' : '_outbox'}${search ? '_search' : ''}${batch ? '_batch' : ''}${traced ? '_traced' : ''}`;
   const values = batch ? messageInsertValues(ownEvent, (n) => `r.v${n}`, traced) : messageInsertValues(ownEvent, undefined, traced);
   const rows = batch ? `SELECT ${values} FROM ${batchRows(traced ? TRACED_BATCH_ARRAY_TYPES : BATCH_ARRAY_TYPES)} ORDER BY r.n` : `VALUES (${values})`;
@@ -98,20 +108,7 @@ function postStatement({ reply, batch = false, ownEvent, search, traced = false 
        RETURNING id, workspace_id, channel_id, seq, thread_id, created_at, content
      )`,
   ];
-  if (reply) {
-    parts.push(
-      `t AS (
-       INSERT INTO threads (root_message_id, workspace_id, channel_id, reply_count, last_reply_at)
-       SELECT thread_id, workspace_id, channel_id, 1, created_at FROM m
-       ON CONFLICT (root_message_id) DO UPDATE
-         SET reply_count = threads.reply_count + 1,
-             last_reply_at = GREATEST(threads.last_reply_at, EXCLUDED.last_reply_at)
-     )`,
-      `hint AS (
-       UPDATE messages SET has_replies = true WHERE id = (SELECT thread_id FROM m) AND NOT has_replies
-     )`,
-    );
-  }
+  if (reply) parts.push(...REPLY_PARTS);
   if (search) {
     parts.push(`s AS (
        INSERT INTO message_search (message_id, workspace_id, channel_id, seq, words)
@@ -124,9 +121,60 @@ function postStatement({ reply, batch = false, ownEvent, search, traced = false 
      ${last}` };
 }
 
+/** The parts a reply adds to its statement: its thread record and the root's has_replies hint. */
+const REPLY_PARTS = [
+  `t AS (
+       INSERT INTO threads (root_message_id, workspace_id, channel_id, reply_count, last_reply_at)
+       SELECT thread_id, workspace_id, channel_id, 1, created_at FROM m
+       ON CONFLICT (root_message_id) DO UPDATE
+         SET reply_count = threads.reply_count + 1,
+             last_reply_at = GREATEST(threads.last_reply_at, EXCLUDED.last_reply_at)
+     )`,
+  `hint AS (
+       UPDATE messages SET has_replies = true WHERE id = (SELECT thread_id FROM m) AND NOT has_replies
+     )`,
+];
+
+/**
+ * An agent's post (level 3), one statement still: `c` counts the agent
+ * messages in a row this one would end (the newest message of its list, on
+ * the list's own index: one probe), and the insert happens only within the
+ * limit. Everyone else's post leaves agent_chain NULL, which starts the
+ * count again: a person's post costs nothing more. Two agent posts racing
+ * may both read the same predecessor and both pass (the guard is for
+ * runaway loops, which post one after another). Answers inserted (0 or 1)
+ * and chain (the count), so a refusal tells the limit from a bad thread_id.
+ */
+function agentPostStatement({ reply, ownEvent, search }: PostShape): PreparedStatement {
+  const name = `axid_insert_agent_${reply ? 'reply' : 'message'}${ownEvent ? '' : '_outbox'}${search ? '_search' : ''}`;
+  const limit = ownEvent ? '$16' : '$17';
+  const previous = reply
+    ? 'SELECT p.agent_chain FROM messages p WHERE p.thread_id = $5::uuid ORDER BY p.seq DESC LIMIT 1'
+    : 'SELECT p.agent_chain FROM messages p WHERE p.channel_id = $3::uuid AND p.thread_id IS NULL ORDER BY p.seq DESC LIMIT 1';
+  const root = reply ? ' AND EXISTS (SELECT 1 FROM messages r WHERE r.id = $5::uuid AND r.channel_id = $3::uuid AND r.thread_id IS NULL)' : '';
+  const parts = [
+    `c AS (SELECT coalesce((${previous}), 0) + 1 AS n)`,
+    `m AS (
+       INSERT INTO messages (${MESSAGE_INSERT_COLUMNS}, agent_chain)
+       SELECT ${messageInsertValues(ownEvent)}, c.n FROM c WHERE c.n <= ${limit}::int${root}
+       RETURNING id, workspace_id, channel_id, seq, thread_id, created_at, content
+     )`,
+    ...(reply ? REPLY_PARTS : []),
+  ];
+  if (search) {
+    parts.push(`s AS (
+       INSERT INTO message_search (message_id, workspace_id, channel_id, seq, words)
+       SELECT id, workspace_id, channel_id, seq, axid_search_vector(content) FROM m
+     )`);
+  }
+  if (!ownEvent) parts.push(`o AS (${OUTBOX_ROW} FROM m)`);
+  return { name, text: `WITH ${parts.join(', ')}
+     SELECT (SELECT count(*) FROM m)::int AS inserted, (SELECT n FROM c)::int AS chain` };
+}
+
 const STATEMENTS = new Map<string, PreparedStatement>();
 const statementFor = (shape: PostShape) => {
-  const key = `${+shape.reply}${+(shape.batch ?? false)}${+shape.ownEvent}${+shape.search}${+(shape.traced ?? false)}`;
+  const key = `${+shape.reply}${+(shape.batch ?? false)}${+shape.ownEvent}${+shape.search}${+(shape.traced ?? false)}${+(shape.agent ?? false)}`;
   let statement = STATEMENTS.get(key);
   if (!statement) STATEMENTS.set(key, (statement = postStatement(shape)));
   return statement;
@@ -145,6 +193,22 @@ const statementFor = (shape: PostShape) => {
  * share one statement (shared/db/row-batch.ts), each resolved once committed.
  */
 export async function insertMessage(db: Knex, m: NewMessage, eventJson: string | null, search: boolean): Promise<boolean> {
+  return (await insertPost(db, m, eventJson, search, null)) === 'inserted';
+}
+
+/**
+ * insertMessage, with the loop guard for an agent's post when
+ * `agentChainLimit` is a number (level 3): 'chain_limit' when the message
+ * would be one agent message too many in a row, 'bad_thread' for a reply
+ * refused.
+ */
+export async function insertPost(
+  db: Knex,
+  m: NewMessage,
+  eventJson: string | null,
+  search: boolean,
+  agentChainLimit: number | null,
+): Promise<'inserted' | 'bad_thread' | 'chain_limit'> {
   const values: PostValues = [
     m.id,
     m.workspace_id,
@@ -162,22 +226,29 @@ export async function insertMessage(db: Knex, m: NewMessage, eventJson: string |
     commitDeadline(db),
     m.streaming,
   ];
-  const traceContext = tracing ? tracing.active() : undefined;
-  if (eventJson === null && m.thread_id === null && !db.isTransaction) {
+  const agent = agentChainLimit !== null;
+  const traceContext = tracing && !agent ? tracing.active() : undefined;
+  if (!agent && eventJson === null && m.thread_id === null && !db.isTransaction) {
     if (traceContext) values.push(traceContext);
     await postBatchOf(db, search, traceContext !== undefined).add(values);
-    return true;
+    return 'inserted';
   }
   if (eventJson !== null) values.push(eventJson);
+  if (agent) {
+    values.push(agentChainLimit);
+    const { rows } = await runPrepared<{ inserted: number; chain: number }>(db, statementFor({ reply: m.thread_id !== null, ownEvent: eventJson === null, search, agent }), values);
+    if (rows[0]!.inserted === 1) return 'inserted';
+    return rows[0]!.chain > agentChainLimit ? 'chain_limit' : 'bad_thread';
+  }
   if (traceContext) values.push(traceContext);
   const statement = statementFor({ reply: m.thread_id !== null, ownEvent: eventJson === null, search, traced: traceContext !== undefined });
-  // Every shape's last part counts the message: the INSERT itself, or a row per inserted message.
+  // Every other shape's last part counts the message: the INSERT itself, or a row per inserted message.
   const { rowCount } = await runPrepared(db, statement, values);
-  return rowCount === 1;
+  return rowCount === 1 ? 'inserted' : 'bad_thread';
 }
 
-/** A post's statement values, $1 to $15 (then a streamed reply's event, then a traced post's trace context). */
-type PostValues = (string | boolean | null)[];
+/** A post's statement values, $1 to $15 (then a streamed reply's event; then an agent's chain limit, or a traced post's trace context). */
+type PostValues = (string | boolean | number | null)[];
 
 const postBatches = [false, true].flatMap((traced) =>
   [false, true].map((search) => {

@@ -19,10 +19,16 @@ export interface UserRow {
   email: string | null;
   /** A scrypt hash in PHC form (services/core/auth/passwords.ts); never rendered. */
   password_hash: string | null;
+  /** Level 3 (contract §15): an agent's suggested prompts; null when it set none. */
+  suggested_prompts?: { title: string; message: string }[] | null;
 }
 
 /** `email` is a field of level 3 (contract §12). */
 export const USER_EMAIL: LevelSpan = { since: 3 };
+/** `suggested_prompts` is a field of level 3 (contract §15), on agents. */
+export const USER_SUGGESTED_PROMPTS: LevelSpan = { since: 3 };
+
+export const SuggestedPromptSchema = named('SuggestedPrompt', z.strictObject({ title: z.string(), message: z.string() }));
 
 export const UserSchema = named(
   'User',
@@ -37,6 +43,10 @@ export const UserSchema = named(
     email: fromLevel(
       USER_EMAIL,
       z.string().nullable().optional().describe('Shown to the user and to owners and admins only (feature level 3); null when none is set'),
+    ),
+    suggested_prompts: fromLevel(
+      USER_SUGGESTED_PROMPTS,
+      z.array(SuggestedPromptSchema).optional().describe('On agents (feature level 3): at most 4 prompts the agent suggests, offered in an empty DM with it'),
     ),
   }),
 );
@@ -71,7 +81,12 @@ export type PresentUserTo = (viewer: Pick<Actor, 'userId' | 'role'>) => (row: Us
  * it (USER_EMAIL) and the viewer is the user or an owner/admin. Made once per
  * runtime (services/core/presenters.ts), so rendering asks no level.
  */
-export const userPresenterTo = (level: FeatureLevel): PresentUserTo =>
-  existsAt(USER_EMAIL, level)
-    ? (viewer) => (row) => (canSeeEmail(viewer, row.id) ? { ...presentUser(row), email: row.email ?? null } : presentUser(row))
+export const userPresenterTo = (level: FeatureLevel): PresentUserTo => {
+  const withPrompts = existsAt(USER_SUGGESTED_PROMPTS, level);
+  // An agent's prompts follow its other fields (email included), as the schema lists them.
+  const prompts = (row: UserRow, user: UserObject): UserObject =>
+    withPrompts && row.is_agent ? { ...user, suggested_prompts: row.suggested_prompts ?? [] } : user;
+  return existsAt(USER_EMAIL, level)
+    ? (viewer) => (row) => prompts(row, canSeeEmail(viewer, row.id) ? { ...presentUser(row), email: row.email ?? null } : presentUser(row))
     : () => presentUser;
+};

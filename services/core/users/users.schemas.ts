@@ -23,6 +23,12 @@ export type CreateUserInput = z.infer<typeof CreateUserBody>;
 
 export const CreateAgentBody = CreateUserBody.omit({ is_agent: true });
 
+/** At most 4 prompts an agent suggests: a title (40 characters) and the message it sends (2,000). */
+export const SuggestedPrompts = z
+  .array(z.strictObject({ title: z.string().min(1).max(40), message: z.string().min(1).max(2000) }))
+  .max(4);
+export type SuggestedPromptsInput = z.infer<typeof SuggestedPrompts>;
+
 export const UpdateMeBody = z.strictObject({
   name: Name.optional(),
   display_name: DisplayName.optional(),
@@ -30,6 +36,8 @@ export const UpdateMeBody = z.strictObject({
   // Level 3 (contract §12): a new password, with the current one when there is one.
   password: fromLevel({ since: 3 }, Password.optional()),
   current_password: fromLevel({ since: 3 }, z.string().min(1).max(256).optional()),
+  // Level 3 (contract §15): an agent's suggested prompts, offered in an empty DM with it.
+  suggested_prompts: fromLevel({ since: 3 }, SuggestedPrompts.optional()),
 });
 
 export const ListUsersQuery = PageQuery.extend({

@@ -9,7 +9,7 @@ import * as memberships from '../channels/channels.store.js';
 import { changePassword } from '../auth/auth.service.js';
 import { canCreateUsers } from './users.policy.js';
 import { presentUser, type UserRow } from './users.presenter.js';
-import type { CreateUserInput } from './users.schemas.js';
+import type { CreateUserInput, SuggestedPromptsInput } from './users.schemas.js';
 import * as store from './users.store.js';
 import { recordAudit } from '../audit/audit.store.js';
 
@@ -97,11 +97,13 @@ export async function enforceUserLimit(trx: Knex.Transaction, workspaceId: strin
 export async function updateMe(
   rt: Runtime,
   actor: Actor,
-  input: { name?: string; display_name?: string | null; avatar_url?: string | null; password?: string; current_password?: string },
+  input: { name?: string; display_name?: string | null; avatar_url?: string | null; password?: string; current_password?: string; suggested_prompts?: SuggestedPromptsInput },
   address: string,
 ) {
   const db = rt.db;
-  const { password, current_password, ...patch } = input;
+  const { password, current_password, suggested_prompts, ...fields } = input;
+  if (suggested_prompts !== undefined && !actor.isAgent) throw forbidden('suggested_prompts: only an agent suggests prompts');
+  const patch = suggested_prompts === undefined ? fields : { ...fields, suggested_prompts: JSON.stringify(suggested_prompts) };
   try {
     return await db.transaction(async (trx) => {
       if (password !== undefined) {

@@ -57,9 +57,9 @@ const withEmailKey = <T extends { email?: string | null }>(row: T): T & { email_
 export const updateUser = async (
   db: Db,
   userId: string,
-  patch: Partial<Pick<UserRow, 'name' | 'display_name' | 'avatar_url' | 'role' | 'email'>>,
+  patch: Partial<Pick<UserRow, 'name' | 'display_name' | 'avatar_url' | 'role' | 'email'>> & { suggested_prompts?: string },
 ): Promise<UserRow> => {
-  const [row] = await db<UserRow>('users').where({ id: userId }).update(withEmailKey(patch)).returning('*');
+  const [row] = await db('users').where({ id: userId }).update(withEmailKey(patch)).returning('*');
   return row as UserRow;
 };
 

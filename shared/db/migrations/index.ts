@@ -30,6 +30,7 @@ import * as traceContext from './160_trace_context.js';
 import * as userPreferences from './150_user_preferences.js';
 import * as scopedKeys from './180_scoped_keys.js';
 import * as slackImport from './130_slack_import.js';
+import * as agentsAtHome from './170_agents_at_home.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -64,4 +65,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '150_user_preferences': userPreferences,
   '180_scoped_keys': scopedKeys,
   '130_slack_import': slackImport,
+  '170_agents_at_home': agentsAtHome,
 };

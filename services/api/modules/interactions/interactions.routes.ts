@@ -6,6 +6,9 @@ import { InteractionSchema } from '../../../core/interactions/interactions.prese
 import { ActionBody } from '../../../core/interactions/interactions.schemas.js';
 import * as interactions from '../../../core/interactions/interactions.service.js';
 import { z } from 'zod';
+import { ApprovalDecisionSchema, FeedbackSchema } from '../../../core/interactions/answers.presenter.js';
+import { ApprovalBody, FeedbackBody } from '../../../core/interactions/answers.schemas.js';
+import * as answers from '../../../core/interactions/answers.service.js';
 
 export function interactionRoutes(routes: RouteTable) {
   routes
@@ -39,5 +42,33 @@ export function interactionRoutes(routes: RouteTable) {
         errors: ['not_found'],
       },
       async ({ rt, actor, body }) => ok(await interactions.invokeAction(rt, actor, body)),
+    )
+    .add(
+      {
+        method: 'post',
+        path: '/interactions/feedback',
+        scope: 'messages:write',
+        summary: "Mark a message with feedback buttons positive or negative (null clears; one value per person): its counts change, interaction.feedback goes to its author",
+        since: 3,
+        tag: 'Interactions',
+        body: FeedbackBody,
+        response: dataOf(FeedbackSchema),
+        errors: ['not_found'],
+      },
+      async ({ rt, actor, body }) => ok(await answers.giveFeedback(rt, actor, body)),
+    )
+    .add(
+      {
+        method: 'post',
+        path: '/interactions/approvals',
+        scope: 'messages:write',
+        summary: "Answer a message's approval request once (its readers, or only its approver_ids): the first answer wins, the message shows it, interaction.approval goes to its author",
+        since: 3,
+        tag: 'Interactions',
+        body: ApprovalBody,
+        response: dataOf(ApprovalDecisionSchema),
+        errors: ['not_found', 'forbidden', 'conflict', 'gone'],
+      },
+      async ({ rt, actor, body }) => ok(await answers.answerApproval(rt, actor, body)),
     );
 }

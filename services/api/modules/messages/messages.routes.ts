@@ -33,7 +33,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       ({ rt, actor, params, query }) => messages.listMessages(rt, actor, params[param]!, kind, query),
     )
     .add(
-      { method: 'post', path: `${base}/messages`, scope: 'messages:write', summary: `Post a message (thread_id makes a reply)`, tag, params: P, body: PostMessageBody, status: 201, response: dataOf(MessageSchema), errors: ['forbidden'], idempotent: 'actor' },
+      { method: 'post', path: `${base}/messages`, scope: 'messages:write', summary: `Post a message (thread_id makes a reply)`, tag, params: P, body: PostMessageBody, status: 201, response: dataOf(MessageSchema), errors: ['forbidden', 'agent_chain_limit'], idempotent: 'actor' },
       async ({ rt, actor, params, body }) => ok(await messages.createMessage(rt, actor, params[param]!, kind, body)),
     )
     .add({ method: 'get', path: `${base}/messages/{message_id}`, scope: 'read', summary: 'One message', tag, params: PM, response: dataOf(MessageSchema) }, async ({ rt, actor, params }) =>

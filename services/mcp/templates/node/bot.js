@@ -16,6 +16,13 @@
 // is streamed as it is written ("streaming": true, then .../append, then
 // .../finish), and a click on one of the bot's actionId buttons (the
 // `interaction.action` event, sent to the bot alone) is answered in its channel.
+// Also at level 3 (docs/bots.md, "Agents at home"):
+// - it shows a working status ("is thinking…") while it works; its next post
+//   in that thread clears it;
+// - it declares a slash command, /deploy (PUT /users/me/commands), answers
+//   the person who invoked it with an ephemeral message only they see, asks
+//   for approval (a block_approval_request only they may answer), and does a
+//   pretend deploy once approved (the `interaction.approval` event).
 
 const API_KEY = process.env.AXID_API_KEY;
 const BASE_URL = (process.env.AXID_BASE_URL || 'http://localhost:3000').replace(/\/+$/, '');
@@ -31,6 +38,15 @@ if (!API_KEY) {
 /** Replace this with what a click on one of your actionId buttons does. Returns the reply text. */
 async function onButton(interaction) {
   return `Button "${interaction.action_id}" clicked.`;
+}
+
+/** The slash commands this bot declares at level 3 (names: a-z, 0-9, -; unique in the workspace). */
+const COMMANDS = [{ name: process.env.AXID_COMMAND || 'deploy', description: 'Deploy a branch (pretend), once approved', usage: '/deploy <branch>' }];
+
+/** Replace this with your real deploy. Resolves when it is done. */
+async function pretendDeploy(target) {
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return `${target} is live (pretend).`;
 }
 
 /** Replace this with your bot's brain. Returns the reply text. */
@@ -84,6 +100,113 @@ async function postReply(channelId, content, threadId) {
     await api('POST', `/channels/${channelId}/messages/${reply.data.id}/finish`, {});
   }
   return reply;
+}
+
+// ---- agents at home (level 3) ----------------------------------------------
+
+/** Conversation id → 'channels' or 'dms': which path names it (a command's event carries the id only). */
+const kinds = new Map();
+
+/** Calls `${method} /<channels|dms>/<id><rest>`, learning which of the two the conversation is. */
+async function inConversation(id, method, rest, body) {
+  const known = kinds.get(id);
+  for (const base of known ? [known] : ['channels', 'dms']) {
+    try {
+      const result = await api(method, `/${base}/${id}${rest}`, body);
+      kinds.set(id, base);
+      return result;
+    } catch (error) {
+      if (known || !(error instanceof ApiError && error.status === 404) || base === 'dms') throw error;
+    }
+  }
+}
+
+/** Shows a working status in a conversation (or thread) at level 3; "" clears it. Never fails the work. */
+async function setStatus(conversationId, threadId, status, loadingMessages) {
+  if (level < 3) return;
+  try {
+    await inConversation(conversationId, 'POST', '/status', { status, ...(threadId ? { thread_id: threadId } : {}), ...(loadingMessages ? { loading_messages: loadingMessages } : {}) });
+    if (status) log(`status: ${status}`);
+  } catch (error) {
+    log(`could not set status: ${error.message}`);
+  }
+}
+
+async function declareCommands() {
+  if (level < 3) return;
+  try {
+    await api('PUT', '/users/me/commands', COMMANDS);
+    log(`declared commands: ${COMMANDS.map((c) => `/${c.name}`).join(', ')}`);
+  } catch (error) {
+    // 409 name_taken: another agent of the workspace has the name (set AXID_COMMAND).
+    log(`could not declare commands: ${error.message}`);
+  }
+}
+
+/** Approval request message id → the deploy it asks for. */
+const pendingDeploys = new Map();
+
+const paragraph = (...content) => ({ type: 'paragraph', content });
+const text = (value) => ({ type: 'text', text: value });
+const mention = (userId) => ({ type: 'mention', attrs: { id: userId } });
+const block = (name, props) => ({ type: `block_${name}`, attrs: { blockName: name, version: 1, props } });
+
+/** /deploy <branch>: tell the invoker (only them), ask them for approval, deploy once approved. */
+async function onCommand(invocation) {
+  if (!COMMANDS.some((c) => c.name === invocation.command)) return;
+  const target = invocation.text.trim() || 'main';
+  const where = invocation.thread_id ? { thread_id: invocation.thread_id } : {};
+  const conversation = invocation.conversation_id;
+  try {
+    await setStatus(conversation, invocation.thread_id, `is preparing to deploy ${target}…`);
+    await inConversation(conversation, 'POST', '/ephemeral', {
+      user_id: invocation.user_id,
+      content: `Deploying ${target} needs your approval: I asked for it here.`,
+      ...where,
+    });
+    log(`answered command ${invocation.id} ephemerally`);
+    const expires = new Date(Date.now() + 10 * 60_000).toISOString();
+    const request = await inConversation(conversation, 'POST', '/messages', {
+      content: `Deploy ${target}?`,
+      content_json: {
+        type: 'doc',
+        content: [
+          paragraph(mention(invocation.user_id), text(` asked to deploy ${target}.`)),
+          block('approval_request', { title: `Deploy ${target}?`, approve_label: 'Deploy', deny_label: 'Cancel', expires_at: expires, approver_ids: [invocation.user_id] }),
+        ],
+      },
+      ...where,
+    });
+    remember(request.data.id);
+    pendingDeploys.set(request.data.id, { target, conversation, threadId: invocation.thread_id });
+    log(`asked for approval ${request.data.id} for command ${invocation.id}`);
+  } catch (error) {
+    log(`could not answer command ${invocation.id}: ${error.message}`);
+  }
+}
+
+/** The answer to one of the bot's approval requests (sent to the bot alone). */
+async function onApproval(approval) {
+  const deploy = pendingDeploys.get(approval.message_id);
+  if (!deploy) return;
+  pendingDeploys.delete(approval.message_id);
+  const where = deploy.threadId ? { thread_id: deploy.threadId } : {};
+  try {
+    let content_json;
+    if (approval.decision === 'approve') {
+      await setStatus(deploy.conversation, deploy.threadId, `is deploying ${deploy.target}…`, ['Building', 'Uploading', 'Switching traffic']);
+      const result = await pretendDeploy(deploy.target);
+      // Posting in the thread clears the status; the feedback buttons let readers rate the deploy.
+      content_json = { type: 'doc', content: [paragraph(text(`Deployed: ${result} Approved by `), mention(approval.user_id), text('.')), block('feedback_buttons', {})] };
+    } else {
+      content_json = { type: 'doc', content: [paragraph(text(`Deploy of ${deploy.target} cancelled by `), mention(approval.user_id), text('.'))] };
+    }
+    const done = await inConversation(deploy.conversation, 'POST', '/messages', { content: approval.decision === 'approve' ? `Deployed ${deploy.target}` : `Deploy of ${deploy.target} cancelled`, content_json, ...where });
+    remember(done.data.id);
+    log(`${approval.decision === 'approve' ? 'deployed' : 'cancelled'} ${deploy.target}: ${done.data.id}`);
+  } catch (error) {
+    log(`could not finish the deploy of ${deploy.target}: ${error.message}`);
+  }
 }
 
 async function onInteraction(interaction) {
@@ -151,6 +274,7 @@ async function onMessage(message) {
   remember(message.id);
   if (message.author_id === me.id || !mentionsMe(message)) return;
   try {
+    await setStatus(message.channel_id, message.thread_id, 'is thinking…', ['Reading your message', 'Writing an answer']);
     const content = await answer(message, me);
     const reply = await postReply(message.channel_id, content, message.thread_id);
     remember(reply.data.id);
@@ -244,6 +368,7 @@ let current = null;
 async function run() {
   me = (await api('GET', '/users/me')).data;
   log(`starting as @${me.name} (${me.id}) on ${BASE_URL}`);
+  await declareCommands();
   let attempt = 0;
   let connectedBefore = false;
   while (!stopping) {
@@ -267,6 +392,10 @@ async function run() {
         } else if (event === 'interaction.action') {
           const payload = JSON.parse(data);
           if (payload.interaction) await onInteraction(payload.interaction);
+        } else if (event === 'command.invoked') {
+          await onCommand(JSON.parse(data));
+        } else if (event === 'interaction.approval') {
+          await onApproval(JSON.parse(data));
         }
       });
       if (!stopping) log('stream ended');

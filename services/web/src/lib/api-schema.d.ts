@@ -972,6 +972,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{channel_id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An agent member shows its working status ("" clears it): agent.status to the conversation's readers, ending at expires_at or with the agent's next post in that thread
+         * @description An agent member shows its working status ("" clears it): agent.status to the conversation's readers, ending at expires_at or with the agent's next post in that thread. Needs an API key. Answers 200 with `{data: AgentStatus}`.
+         */
+        post: operations["postApiV1ChannelsChannelIdStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{channel_id}/ephemeral": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An agent member sends a message only user_id sees (message.ephemeral to that user's streams); never stored, listed, searched or replayed
+         * @description An agent member sends a message only user_id sees (message.ephemeral to that user's streams); never stored, listed, searched or replayed. Needs an API key. Answers 200 with `{data: EphemeralMessage}`.
+         */
+        post: operations["postApiV1ChannelsChannelIdEphemeral"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dms/{conversation_id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An agent member shows its working status ("" clears it): agent.status to the conversation's readers, ending at expires_at or with the agent's next post in that thread
+         * @description An agent member shows its working status ("" clears it): agent.status to the conversation's readers, ending at expires_at or with the agent's next post in that thread. Needs an API key. Answers 200 with `{data: AgentStatus}`.
+         */
+        post: operations["postApiV1DmsConversationIdStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dms/{conversation_id}/ephemeral": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An agent member sends a message only user_id sees (message.ephemeral to that user's streams); never stored, listed, searched or replayed
+         * @description An agent member sends a message only user_id sees (message.ephemeral to that user's streams); never stored, listed, searched or replayed. Needs an API key. Answers 200 with `{data: EphemeralMessage}`.
+         */
+        post: operations["postApiV1DmsConversationIdEphemeral"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/interactions/actions": {
         parameters: {
             query?: never;
@@ -986,6 +1066,106 @@ export interface paths {
          * @description Click a message's actionId button: the interaction.action event goes to the message's author. Needs an API key. Answers 202 with `{data: Interaction}`.
          */
         post: operations["postApiV1InteractionsActions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/interactions/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a message with feedback buttons positive or negative (null clears; one value per person): its counts change, interaction.feedback goes to its author
+         * @description Mark a message with feedback buttons positive or negative (null clears; one value per person): its counts change, interaction.feedback goes to its author. Needs an API key. Answers 200 with `{data: Feedback}`.
+         */
+        post: operations["postApiV1InteractionsFeedback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/interactions/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a message's approval request once (its readers, or only its approver_ids): the first answer wins, the message shows it, interaction.approval goes to its author
+         * @description Answer a message's approval request once (its readers, or only its approver_ids): the first answer wins, the message shows it, interaction.approval goes to its author. Needs an API key. Answers 200 with `{data: ApprovalDecision}`.
+         */
+        post: operations["postApiV1InteractionsApprovals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * An agent replaces its slash commands (at most 50; names unique in the workspace, /remind is built in)
+         * @description An agent replaces its slash commands (at most 50; names unique in the workspace, /remind is built in). Needs an API key. Answers 200 with a JSON object.
+         */
+        put: operations["putApiV1UsersMeCommands"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every agent's slash commands in the workspace (for autocomplete)
+         * @description Every agent's slash commands in the workspace (for autocomplete). Needs an API key. Answers 200 with `CommandList`.
+         */
+        get: operations["getApiV1Commands"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/commands/invoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invoke an agent's command in a conversation both are members of: command.invoked to the agent's streams and event subscriptions only
+         * @description Invoke an agent's command in a conversation both are members of: command.invoked to the agent's streams and event subscriptions only. Needs an API key. Answers 202 with a JSON object.
+         */
+        post: operations["postApiV1CommandsInvoke"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1248,6 +1428,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Security-relevant actions, newest first (owners and admins)
+         * @description Security-relevant actions, newest first (owners and admins). Needs an API key. Answers 200 with `AuditEntryList`.
+         */
+        get: operations["getApiV1AuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hooks/{webhook_id}": {
         parameters: {
             query?: never;
@@ -1372,6 +1572,19 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AgentStatus: {
+            conversation_id: string;
+            thread_id: string | null;
+            user_id: string;
+            /** @description "" when cleared */
+            status: string;
+            loading_messages: string[];
+            /**
+             * Format: date-time
+             * @description When clients stop showing it (2 minutes after it was set; now when cleared)
+             */
+            expires_at: string;
+        };
         ApiKey: {
             id: string;
             name: string;
@@ -1387,6 +1600,38 @@ export interface components {
         };
         ApiKeyList: {
             data: components["schemas"]["ApiKey"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        ApprovalDecision: {
+            message_id: string;
+            /** @enum {string} */
+            decision: "approve" | "deny";
+            user_id: string | null;
+            comment: string | null;
+            /** Format: date-time */
+            decided_at: string;
+        };
+        AuditEntry: {
+            id: string;
+            /** @description What was done: `auth.signed_in`, `api_key.created`, `member.role_changed`, ... (docs/operations.md, "Audit log") */
+            action: string;
+            /** @description Who did it; null where no one was signed in (a failed sign-in) or a job did it */
+            actor_id: string | null;
+            actor_is_agent: boolean;
+            target_type: string | null;
+            target_id: string | null;
+            /** @description The client's address, as the API saw it (TRUSTED_PROXIES) */
+            ip: string | null;
+            user_agent: string | null;
+            /** @description What changed (names, roles, scopes, before and after); never a secret */
+            details: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+        };
+        AuditEntryList: {
+            data: components["schemas"]["AuditEntry"][];
             pagination: components["schemas"]["Pagination"];
         };
         Channel: {
@@ -1420,6 +1665,17 @@ export interface components {
         };
         ChannelMemberList: {
             data: components["schemas"]["ChannelMember"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        Command: {
+            name: string;
+            description: string;
+            usage: string | null;
+            /** @description The agent that answers it */
+            user_id: string;
+        };
+        CommandList: {
+            data: components["schemas"]["Command"][];
             pagination: components["schemas"]["Pagination"];
         };
         ContentDocument: {
@@ -1487,6 +1743,8 @@ export interface components {
             created_at: string;
             /** @description Shown to the user and to owners and admins only (feature level 3); null when none is set */
             email?: string | null;
+            /** @description On agents (feature level 3): at most 4 prompts the agent suggests, offered in an empty DM with it */
+            suggested_prompts?: components["schemas"]["SuggestedPrompt"][];
             /** @description The first API key of the user; shown once */
             api_key: string;
             joined_channels: {
@@ -1494,10 +1752,38 @@ export interface components {
                 name: string;
             }[];
         };
+        EphemeralMessage: {
+            id: string;
+            channel_id: string;
+            author_id: string | null;
+            content: string;
+            content_json: components["schemas"]["ContentDocument"] | null;
+            metadata: {
+                type: string;
+                data: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            /** @description The root message of the thread; null on top-level messages */
+            thread_id: string | null;
+            thread: components["schemas"]["Thread"] | null;
+            reactions: components["schemas"]["ReactionSummary"][];
+            card_origin: string | null;
+            mentioned_user_ids: string[];
+            display: components["schemas"]["MessageDisplay"] | null;
+            webhook_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            edited_at: string | null;
+            /** @description True while an agent is still writing the message (append, then finish); on every Message at feature level 3 */
+            streaming?: boolean;
+            /** @constant */
+            ephemeral: true;
+        };
         Error: {
             error: {
                 /** @enum {string} */
-                code: "validation_error" | "invite_invalid" | "unauthorized" | "key_expired" | "invalid_credentials" | "forbidden" | "user_limit_reached" | "insufficient_scope" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "idempotency_in_progress" | "idempotency_key_reused" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_streams" | "internal_error" | "not_implemented" | "service_unavailable";
+                code: "validation_error" | "invite_invalid" | "unauthorized" | "key_expired" | "invalid_credentials" | "forbidden" | "user_limit_reached" | "insufficient_scope" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_streams" | "agent_chain_limit" | "internal_error" | "not_implemented" | "service_unavailable";
                 /** @description What went wrong, naming the field at fault */
                 message: string;
             };
@@ -1535,6 +1821,16 @@ export interface components {
         EventSubscriptionList: {
             data: components["schemas"]["EventSubscription"][];
             pagination: components["schemas"]["Pagination"];
+        };
+        Feedback: {
+            message_id: string;
+            user_id: string;
+            value: ("positive" | "negative") | null;
+            counts: components["schemas"]["FeedbackCounts"];
+        };
+        FeedbackCounts: {
+            positive: number;
+            negative: number;
         };
         File: {
             id: string;
@@ -1778,6 +2074,10 @@ export interface components {
             /** @description A new 30-day key named `Web: <date>`; the secret is shown here only */
             api_key: components["schemas"]["IssuedApiKey"];
         };
+        SuggestedPrompt: {
+            title: string;
+            message: string;
+        };
         Thread: {
             reply_count: number;
             last_reply_at: string | null;
@@ -1794,6 +2094,8 @@ export interface components {
             created_at: string;
             /** @description Shown to the user and to owners and admins only (feature level 3); null when none is set */
             email?: string | null;
+            /** @description On agents (feature level 3): at most 4 prompts the agent suggests, offered in an empty DM with it */
+            suggested_prompts?: components["schemas"]["SuggestedPrompt"][];
         };
         UserList: {
             data: components["schemas"]["User"][];
@@ -1819,6 +2121,8 @@ export interface components {
             settings: {
                 /** @description Cap on human users; null: no limit */
                 max_users: number | null;
+                /** @description Days messages are kept; null: for ever (contract §16) */
+                retention_days?: number | null;
             };
             /** Format: date-time */
             created_at: string;
@@ -1892,6 +2196,19 @@ export interface components {
         };
         /** @description Error with code `forbidden` or `user_limit_reached` */
         ForbiddenOrUserLimitReached: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `gone` */
+        Gone: {
             headers: {
                 "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
                 "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -2085,6 +2402,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Error with code `rate_limited` or `agent_chain_limit` */
+        RateLimitedOrAgentChainLimit: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Error with code `rate_limited` or `too_many_streams` */
         RateLimitedOrTooManyStreams: {
             headers: {
@@ -2226,6 +2556,7 @@ export interface operations {
                     name?: string;
                     settings?: {
                         max_users?: number | null;
+                        retention_days?: number | null;
                     };
                 };
             };
@@ -2448,6 +2779,10 @@ export interface operations {
                     avatar_url?: string | null;
                     password?: string;
                     current_password?: string;
+                    suggested_prompts?: {
+                        title: string;
+                        message: string;
+                    }[];
                 };
             };
         };
@@ -2696,6 +3031,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2736,6 +3072,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -3372,6 +3709,7 @@ export interface operations {
                     name?: string;
                     description?: string;
                     is_default?: boolean;
+                    retention_days?: number | null;
                 };
             };
         };
@@ -3647,7 +3985,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
-            429: components["responses"]["RateLimited"];
+            429: components["responses"]["RateLimitedOrAgentChainLimit"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4275,7 +4613,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
-            429: components["responses"]["RateLimited"];
+            429: components["responses"]["RateLimitedOrAgentChainLimit"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4640,6 +4978,192 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    postApiV1ChannelsChannelIdStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    thread_id?: string | null;
+                    /** @description What the agent is doing ("is reading the logs…"); "" clears it */
+                    status: string;
+                    /** @description Up to 10 lines the client rotates while the status lasts */
+                    loading_messages?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1ChannelsChannelIdEphemeral: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    user_id: string;
+                    content: string;
+                    content_json?: unknown;
+                    thread_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EphemeralMessage"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1DmsConversationIdStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    thread_id?: string | null;
+                    /** @description What the agent is doing ("is reading the logs…"); "" clears it */
+                    status: string;
+                    /** @description Up to 10 lines the client rotates while the status lasts */
+                    loading_messages?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1DmsConversationIdEphemeral: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    user_id: string;
+                    content: string;
+                    content_json?: unknown;
+                    thread_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EphemeralMessage"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     postApiV1InteractionsActions: {
         parameters: {
             query?: never;
@@ -4668,6 +5192,217 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Interaction"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1InteractionsFeedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message_id: string;
+                    value: ("positive" | "negative") | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Feedback"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1InteractionsApprovals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message_id: string;
+                    /** @enum {string} */
+                    decision: "approve" | "deny";
+                    comment?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApprovalDecision"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putApiV1UsersMeCommands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description: string;
+                    usage?: string;
+                }[];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Command"][];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            409: components["responses"]["NameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1Commands: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1CommandsInvoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    conversation_id: string;
+                    thread_id?: string | null;
+                    /** @description The name, with or without its leading / */
+                    command: string;
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                        };
                     };
                 };
             };
@@ -4853,7 +5588,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4893,7 +5628,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             413: components["responses"]["FileTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -4929,7 +5664,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5087,7 +5822,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url: string;
-                    events?: ("message.created" | "message.updated" | "message.deleted" | "reaction.added" | "reaction.removed" | "typing" | "channel.created" | "channel.updated" | "channel.member_added" | "channel.member_removed" | "dm.created" | "user.created" | "user.updated" | "member.updated" | "member.removed" | "file.ready" | "presence.updated" | "interaction.action" | "message.appended" | "event_subscription.disabled" | "channel.read" | "import.finished")[];
+                    events?: ("message.created" | "message.updated" | "message.deleted" | "reaction.added" | "reaction.removed" | "typing" | "channel.created" | "channel.updated" | "channel.member_added" | "channel.member_removed" | "dm.created" | "user.created" | "user.updated" | "member.updated" | "member.removed" | "file.ready" | "presence.updated" | "interaction.action" | "message.appended" | "event_subscription.disabled" | "channel.read" | "import.finished" | "agent.status" | "interaction.feedback" | "interaction.approval" | "command.invoked" | "message.ephemeral")[];
                 };
             };
         };
@@ -5253,6 +5988,43 @@ export interface operations {
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1AuditLog: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                action?: "auth.signed_in" | "auth.sign_in_failed" | "auth.password_changed" | "auth.password_reset_link_created" | "auth.password_reset" | "api_key.created" | "api_key.revoked" | "user.created" | "member.role_changed" | "member.email_changed" | "member.removed" | "member.reactivated" | "invite.created" | "invite.revoked" | "invite.accepted" | "webhook.created" | "webhook.deleted" | "event_subscription.created" | "event_subscription.deleted" | "event_subscription.secret_rotated" | "channel.made_private" | "channel.made_public" | "channel.archived" | "channel.unarchived" | "emoji.created" | "emoji.deleted" | "retention.changed" | "import.started" | "import.finished" | "export.created" | "approval.answered";
+                actor_id?: string;
+                since?: string;
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

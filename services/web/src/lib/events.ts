@@ -9,8 +9,12 @@ export function applyEvent(store: Store, type: string, data: Record<string, unkn
       const m = data.message as Message;
       store.upsert(m, { live: true });
       store.clearTyping(m.channel_id, m.author_id);
+      store.clearAgentStatus(m.channel_id, m.author_id);
       break;
     }
+    case 'agent.status':
+      store.setAgentStatus(data.conversation_id as string, data.user_id as string, data.status as string, data.expires_at as string);
+      break;
     case 'message.updated':
       store.upsert(data.message as Message, { live: true });
       break;

@@ -65,6 +65,8 @@ export class Store {
   /** Who has a stream open (feature level 3: init.presence and presence.updated). */
   presence = new Map<string, 'online' | 'offline'>();
   typing = new Map<string, Map<string, number>>();
+  /** Level 3: conversation → agent → its working status and when it lapses (agent.status). */
+  agentStatus = new Map<string, Map<string, { status: string; until: number }>>();
   /** The conversation on screen and whether its newest message is visible (then it is read). */
   viewing: { id: string; atBottom: boolean } | null = null;
   version = 0;
@@ -369,6 +371,27 @@ export class Store {
   typingIn(conversationId: string): string[] {
     const now = this.now();
     return [...(this.typing.get(conversationId) ?? [])].filter(([, until]) => until > now).map(([id]) => id);
+  }
+
+  // ---- agents' working status (level 3: agent.status) ----------------------
+
+  /** Shows an agent's status in a conversation until its expires_at; "" (or a post by the agent) ends it. */
+  setAgentStatus(conversationId: string, userId: string, status: string, expiresAt: string) {
+    let users = this.agentStatus.get(conversationId);
+    if (!users) this.agentStatus.set(conversationId, (users = new Map()));
+    const until = Date.parse(expiresAt);
+    if (!status || !(until > this.now())) users.delete(userId);
+    else users.set(userId, { status, until });
+  }
+
+  clearAgentStatus(conversationId: string, userId: string | null) {
+    if (userId) this.agentStatus.get(conversationId)?.delete(userId);
+  }
+
+  /** The agents working in a conversation, and what they say they are doing. */
+  agentStatusesIn(conversationId: string): { userId: string; status: string }[] {
+    const now = this.now();
+    return [...(this.agentStatus.get(conversationId) ?? [])].filter(([, s]) => s.until > now).map(([userId, s]) => ({ userId, status: s.status }));
   }
 
   // ---- unread --------------------------------------------------------------

@@ -72,6 +72,12 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
   const known = conversationId ? s.isConversation(conversationId) : false;
   const member = !channel || s.memberOf.has(channel.id);
   const typing = conversationId ? s.typingIn(conversationId) : [];
+  // Level 3: an agent's working status shows where typing does ("Deploybot is reading the logs…").
+  const working = conversationId ? s.agentStatusesIn(conversationId) : [];
+  const typingLine = [
+    ...working.map((w) => `${displayName(s.users.get(w.userId))} ${w.status}`),
+    ...(typing.length ? [`${typing.map((u) => displayName(s.users.get(u))).join(', ')} ${typing.length === 1 ? 'is' : 'are'} typing…`] : []),
+  ].join(' · ');
   const thread = client.openThread ? s.messages.get(client.openThread) : undefined;
   // One polite live region announces the newest message from someone else (the list itself stays quiet).
   const latest = conversationId ? s.list(conversationId).findLast((m) => m.author_id !== s.me?.id) : undefined;
@@ -153,7 +159,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
           <>
             <Timeline timelineKey={conversationId} conversationId={conversationId} />
             <p class="typing" aria-live="polite">
-              {typing.length ? `${typing.map((u) => displayName(s.users.get(u))).join(', ')} ${typing.length === 1 ? 'is' : 'are'} typing…` : ''}
+              {typingLine}
             </p>
             {member ? <Composer key={conversationId} conversationId={conversationId} threadId={null} focusRequest={focusComposer} label={`Message ${conversationTitle(client, conversationId)}`} /> : <p class="muted join-hint">Join the channel to post.</p>}
           </>
