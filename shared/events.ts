@@ -32,6 +32,10 @@ export const EVENT_TYPES = [
   // Level 3: to its owner, when a subscription failing for 24 h is disabled (docs/bots.md).
   'event_subscription.disabled',
   'channel.read',
+  // Level 3: user groups (contract §14, docs/team-chat.md).
+  'user_group.created',
+  'user_group.updated',
+  'user_group.deleted',
 ] as const;
 
 /** Internal events route work inside the stack and never reach clients. */

@@ -15,6 +15,7 @@ import { fileRoutes } from './modules/files/files.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
 import { searchRoutes } from './modules/search/search.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
+import { userGroupRoutes } from './modules/user-groups/user-groups.routes.js';
 import { userRoutes } from './modules/users/users.routes.js';
 import { hookRoutes, webhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
@@ -29,6 +30,7 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   const v1 = new RouteTable('/api/v1', router, level);
   workspaceRoutes(v1);
   userRoutes(v1);
+  userGroupRoutes(v1);
   apiKeyRoutes(v1);
   authRoutes(v1);
   inviteRoutes(v1);

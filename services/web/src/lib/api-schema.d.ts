@@ -180,6 +180,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/user-groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's user groups
+         * @description List the workspace's user groups. Needs an API key. Answers 200 with `UserGroupList`.
+         */
+        get: operations["getApiV1UserGroups"];
+        put?: never;
+        /**
+         * Create a user group (owners and admins)
+         * @description `handle`: 1 to 40 of `a-z 0-9 . _ -`, unique among the active users' names and the groups' handles (409 `name_taken`). `member_ids`: active people and agents of the workspace.
+         */
+        post: operations["postApiV1UserGroups"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user-groups/{group_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a user group
+         * @description Get a user group. Needs an API key. Answers 200 with `{data: UserGroup}`.
+         */
+        get: operations["getApiV1UserGroupsGroupId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a user group (owners and admins)
+         * @description Delete a user group (owners and admins). Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1UserGroupsGroupId"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a user group's handle, name or description (owners and admins)
+         * @description Change a user group's handle, name or description (owners and admins). Needs an API key. Answers 200 with `{data: UserGroup}`.
+         */
+        patch: operations["patchApiV1UserGroupsGroupId"];
+        trace?: never;
+    };
+    "/api/v1/user-groups/{group_id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace a user group's members with this whole list (owners and admins)
+         * @description Replace a user group's members with this whole list (owners and admins). Needs an API key. Answers 200 with `{data: UserGroup}`.
+         */
+        put: operations["putApiV1UserGroupsGroupIdMembers"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/api-keys": {
         parameters: {
             query?: never;
@@ -1184,6 +1256,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Security-relevant actions, newest first (owners and admins)
+         * @description Security-relevant actions, newest first (owners and admins). Needs an API key. Answers 200 with `AuditEntryList`.
+         */
+        get: operations["getApiV1AuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hooks/{webhook_id}": {
         parameters: {
             query?: never;
@@ -1319,6 +1411,29 @@ export interface components {
         };
         ApiKeyList: {
             data: components["schemas"]["ApiKey"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        AuditEntry: {
+            id: string;
+            /** @description What was done: `auth.signed_in`, `api_key.created`, `member.role_changed`, ... (docs/operations.md, "Audit log") */
+            action: string;
+            /** @description Who did it; null where no one was signed in (a failed sign-in) or a job did it */
+            actor_id: string | null;
+            actor_is_agent: boolean;
+            target_type: string | null;
+            target_id: string | null;
+            /** @description The client's address, as the API saw it (TRUSTED_PROXIES) */
+            ip: string | null;
+            user_agent: string | null;
+            /** @description What changed (names, roles, scopes, before and after); never a secret */
+            details: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+        };
+        AuditEntryList: {
+            data: components["schemas"]["AuditEntry"][];
             pagination: components["schemas"]["Pagination"];
         };
         Channel: {
@@ -1666,6 +1781,24 @@ export interface components {
             /** @description Shown to the user and to owners and admins only (feature level 3); null when none is set */
             email?: string | null;
         };
+        UserGroup: {
+            id: string;
+            /** @description `@<handle>` in a message mentions the members who can read its conversation */
+            handle: string;
+            name: string;
+            description: string;
+            /** @description People and agents, active ones only */
+            member_ids: string[];
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        UserGroupList: {
+            data: components["schemas"]["UserGroup"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         UserList: {
             data: components["schemas"]["User"][];
             pagination: components["schemas"]["Pagination"];
@@ -1690,6 +1823,8 @@ export interface components {
             settings: {
                 /** @description Cap on human users; null: no limit */
                 max_users: number | null;
+                /** @description Days messages are kept; null: for ever (contract §16) */
+                retention_days?: number | null;
             };
             /** Format: date-time */
             created_at: string;
@@ -2057,6 +2192,7 @@ export interface operations {
                     name?: string;
                     settings?: {
                         max_users?: number | null;
+                        retention_days?: number | null;
                     };
                 };
             };
@@ -2490,6 +2626,236 @@ export interface operations {
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["NameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1UserGroups: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1UserGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    handle: string;
+                    name: string;
+                    description?: string;
+                    member_ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UserGroup"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["NameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1UserGroupsGroupId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UserGroup"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1UserGroupsGroupId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchApiV1UserGroupsGroupId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    handle?: string;
+                    name?: string;
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UserGroup"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["NameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putApiV1UserGroupsGroupIdMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    user_ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UserGroup"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -3116,6 +3482,7 @@ export interface operations {
                     name?: string;
                     description?: string;
                     is_default?: boolean;
+                    retention_days?: number | null;
                 };
             };
         };
@@ -4736,7 +5103,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url: string;
-                    events?: ("message.created" | "message.updated" | "message.deleted" | "reaction.added" | "reaction.removed" | "typing" | "channel.created" | "channel.updated" | "channel.member_added" | "channel.member_removed" | "dm.created" | "user.created" | "user.updated" | "member.updated" | "member.removed" | "file.ready" | "presence.updated" | "interaction.action" | "message.appended" | "event_subscription.disabled" | "channel.read")[];
+                    events?: ("message.created" | "message.updated" | "message.deleted" | "reaction.added" | "reaction.removed" | "typing" | "channel.created" | "channel.updated" | "channel.member_added" | "channel.member_removed" | "dm.created" | "user.created" | "user.updated" | "member.updated" | "member.removed" | "file.ready" | "presence.updated" | "interaction.action" | "message.appended" | "event_subscription.disabled" | "channel.read" | "user_group.created" | "user_group.updated" | "user_group.deleted")[];
                 };
             };
         };
@@ -4897,6 +5264,43 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1AuditLog: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                action?: "auth.signed_in" | "auth.sign_in_failed" | "auth.password_changed" | "auth.password_reset_link_created" | "auth.password_reset" | "api_key.created" | "api_key.revoked" | "user.created" | "member.role_changed" | "member.email_changed" | "member.removed" | "member.reactivated" | "invite.created" | "invite.revoked" | "invite.accepted" | "webhook.created" | "webhook.deleted" | "event_subscription.created" | "event_subscription.deleted" | "event_subscription.secret_rotated" | "channel.made_private" | "channel.made_public" | "channel.archived" | "channel.unarchived" | "emoji.created" | "emoji.deleted" | "retention.changed" | "import.started" | "import.finished" | "export.created" | "approval.answered";
+                actor_id?: string;
+                since?: string;
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
