@@ -6,7 +6,7 @@
 // and query through `rt.presenters` and never ask the level themselves
 // (docs/architecture.md, "Where the level is read").
 import { existsAt, type FeatureLevel } from '../../shared/feature-level.js';
-import { messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
+import { GROUP_MENTIONS, messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
 import { messageSqlAt, type MessageSql } from './messages/messages.store.js';
 import { FILES_FOLLOW_CONVERSATIONS } from './files/files.presenter.js';
 import { READ_STATE } from './read-state/read-state.schemas.js';
@@ -29,6 +29,8 @@ export interface Presenters {
   filesFollowConversations: boolean;
   /** The Workspace (`settings.retention_days` where the level shows it). */
   workspace: (row: WorkspaceRow) => WorkspaceObject;
+  /** Whether `@name`, `@here`, `@channel` and `@<group>` written in content mention (contract §14), beside content_json's mention nodes. */
+  textMentions: boolean;
 }
 
 export const presentersAt = (level: FeatureLevel): Presenters => ({
@@ -39,6 +41,7 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   searchWords: existsAt(SEARCH, level),
   filesFollowConversations: existsAt(FILES_FOLLOW_CONVERSATIONS, level),
   workspace: workspacePresenter(level),
+  textMentions: existsAt(GROUP_MENTIONS, level),
 });
 
 // The runtime carries them; shared/runtime.ts cannot name core's types, so

@@ -21,6 +21,8 @@ export interface MessageRow {
   edited_at: Date | null;
   /** A streamed agent reply still being written (level 3). */
   streaming: boolean;
+  /** `here`, `channel` or user group ids its content mentions (level 3; absent on rows made before migration 190 was read). */
+  mentioned_group_ids?: string[];
   /** From the LEFT JOIN on threads (roots only). */
   reply_count?: number | null;
   last_reply_at?: Date | null;
@@ -70,6 +72,8 @@ export const ThreadSchema = named('Thread', z.strictObject({ reply_count: z.numb
 
 /** `streaming` exists from level 3 (streamed agent replies). */
 export const MESSAGE_STREAMING: LevelSpan = { since: 3 };
+/** `mentioned_group_ids` exists from level 3 (group mentions, contract §14). */
+export const GROUP_MENTIONS: LevelSpan = { since: 3 };
 
 export const MessageSchema = named(
   'Message',
@@ -90,6 +94,13 @@ export const MessageSchema = named(
     created_at: Timestamp,
     edited_at: Timestamp.nullable(),
     streaming: fromLevel(MESSAGE_STREAMING, z.boolean().optional().describe('True while an agent is still writing the message (append, then finish); on every Message at feature level 3')),
+    mentioned_group_ids: fromLevel(
+      GROUP_MENTIONS,
+      z
+        .array(z.string())
+        .optional()
+        .describe('`"here"`, `"channel"` and user group ids the content mentions; the people they reached are in mentioned_user_ids. On every Message at feature level 3'),
+    ),
   }),
 );
 
@@ -118,6 +129,7 @@ export const MESSAGE_FIELDS = [
   'created_at',
   'edited_at',
   'streaming',
+  'mentioned_group_ids',
 ] as const satisfies readonly (keyof z.infer<typeof MessageSchema>)[];
 export type MessageField = (typeof MESSAGE_FIELDS)[number];
 
@@ -143,14 +155,24 @@ export type PresentMessage = (row: MessageRow, reactions?: ReactionSummary[]) =>
  * the fields of messageFieldsAt, as the history page renders them. Made once
  * per runtime (services/core/presenters.ts), so rendering asks no level.
  */
-export const messagePresenter = (level: FeatureLevel): PresentMessage =>
-  messageFieldsAt(level).includes('streaming')
+export const messagePresenter = (level: FeatureLevel): PresentMessage => {
+  const fields = messageFieldsAt(level);
+  if (fields.includes('mentioned_group_ids')) {
+    return (row, reactions = []) => {
+      const message = presentFields(row, reactions);
+      message.streaming = row.streaming ?? false;
+      message.mentioned_group_ids = row.mentioned_group_ids ?? [];
+      return message;
+    };
+  }
+  return fields.includes('streaming')
     ? (row, reactions = []) => {
         const message = presentFields(row, reactions);
         message.streaming = row.streaming ?? false;
         return message;
       }
     : (row, reactions = []) => presentFields(row, reactions);
+};
 
 const presentFields = (row: MessageRow, reactions: ReactionSummary[]): MessageObject => ({
   id: row.id,

@@ -26,6 +26,7 @@ const MESSAGE_COLUMNS = [
   'm.created_at',
   'm.edited_at',
   'm.streaming',
+  'm.mentioned_group_ids',
   't.reply_count',
   't.last_reply_at',
 ];
@@ -237,6 +238,7 @@ const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
   created_at: isoTime('m.created_at'),
   edited_at: isoTime('m.edited_at'),
   streaming: 'm.streaming',
+  mentioned_group_ids: 'm.mentioned_group_ids',
 };
 
 /** A Message as JSON, with the fields of `level` (messageFieldsAt); `fields` overrides how some are given. */
@@ -601,3 +603,12 @@ export const replaceCarriedFile = (db: Db, workspaceId: string, fileId: string, 
     .andWhere('workspace_id', workspaceId)
     .update({ metadata: db.raw('?::json', [metadata]) })
     .returning(['id', 'channel_id']);
+
+/**
+ * The groups a message mentions (level 3), written in the transaction that
+ * posted it: the post statement stays as it is for every message without one,
+ * and the relay, which renders message.created from the row once that
+ * transaction is visible, sees them.
+ */
+export const setMentionedGroups = (trx: Knex.Transaction, id: string, groupIds: string[]) =>
+  trx('messages').where({ id }).update({ mentioned_group_ids: trx.raw('?::text[]', [groupIds]) });

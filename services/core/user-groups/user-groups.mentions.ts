@@ -2,12 +2,13 @@
 // docs/team-chat.md): `@name` (an active user), `@<group handle>` (the
 // group's members who can read the conversation), `@channel` (every member)
 // and `@here` (the members with an open stream, as presence has them:
-// services/gateway/presence.ts); from a Slack-compatible hook also `<!here>`
-// and `<!channel>`. Where content is code (a code span, an indented or fenced
+// services/gateway/presence.ts). A Slack-compatible hook's `<!here>` and
+// `<!channel>` reach here as `@here` and `@channel` (webhooks.compat.ts); its
+// `<@U…>` names no one of ours and is not a mention. Where content is code (a code span, an indented or fenced
 // block) is decided by the CommonMark parser that the sanitizer uses
 // (markdown-it, messages.sanitize.ts), so what renders as code never mentions.
-// A message without `@` (or, from a compatible hook, `<!`) costs a substring
-// search and nothing else: no parse, no query.
+// A message without `@` costs a substring search and nothing else: no parse,
+// no query.
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
 import type { Db } from '../../../shared/db/knex.js';
@@ -18,9 +19,6 @@ import { CHANNEL, HERE } from './user-groups.schemas.js';
 
 /** The most distinct names one message may mention by text (the rest are left as text). */
 const MAX_NAMES = 50;
-
-/** Where content was posted from: a Slack-compatible hook also writes `<!here>` and `<!channel>`. */
-export type MentionSyntax = 'axid' | 'slack';
 
 export interface TextMentions {
   /** `@word`s in text, in order of first appearance, `here` and `channel` included. */
@@ -35,15 +33,10 @@ const parser = new MarkdownIt('commonmark', { html: true });
  * `<` (Slack's `<@U123>`, which names no one here) or another `@`.
  */
 const AT_NAME = /(?<![\p{L}\p{N}_.<@/-])@([\p{L}\p{N}_][\p{L}\p{N}._-]{0,79})/gu;
-/** Slack's `<!here>`, `<!channel>`, with an optional `|label`. */
-const SLACK_GROUP = /^<!(here|channel)(?:\|[^>]*)?>$/;
-
-/** Whether content can mention anyone at all: the hot path's whole cost for most messages. */
-export const mayMention = (content: string, syntax: MentionSyntax) => content.includes('@') || (syntax === 'slack' && content.includes('<!'));
-
 /** The names `content` mentions in text outside code, in order; null when it mentions none. */
-export function textMentions(content: string, syntax: MentionSyntax): TextMentions | null {
-  if (!mayMention(content, syntax)) return null;
+export function textMentions(content: string): TextMentions | null {
+  // The hot path's whole cost for most messages.
+  if (!content.includes('@')) return null;
   const names = new Set<string>();
   const add = (name: string) => {
     if (names.size < MAX_NAMES) names.add(name);
@@ -52,9 +45,6 @@ export function textMentions(content: string, syntax: MentionSyntax): TextMentio
     for (const token of tokens) {
       if (token.type === 'text') {
         for (const match of token.content.matchAll(AT_NAME)) add(match[1]!.replace(/\.+$/, ''));
-      } else if (token.type === 'html_inline' && syntax === 'slack') {
-        const group = SLACK_GROUP.exec(token.content);
-        if (group) add(group[1]!);
       }
       // code_inline, code_block and fence are code: never visited for mentions.
       if (token.children) visit(token.children);
