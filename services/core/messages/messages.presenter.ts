@@ -89,11 +89,6 @@ export const MessageSchema = named(
     reactions: z.array(ReactionSummarySchema),
     card_origin: z.string().nullable(),
     mentioned_user_ids: z.array(z.string()),
-    display: MessageDisplaySchema.nullable(),
-    webhook_id: z.string().nullable(),
-    created_at: Timestamp,
-    edited_at: Timestamp.nullable(),
-    streaming: fromLevel(MESSAGE_STREAMING, z.boolean().optional().describe('True while an agent is still writing the message (append, then finish); on every Message at feature level 3')),
     mentioned_group_ids: fromLevel(
       GROUP_MENTIONS,
       z
@@ -101,6 +96,11 @@ export const MessageSchema = named(
         .optional()
         .describe('`"here"`, `"channel"` and user group ids the content mentions; the people they reached are in mentioned_user_ids. On every Message at feature level 3'),
     ),
+    display: MessageDisplaySchema.nullable(),
+    webhook_id: z.string().nullable(),
+    created_at: Timestamp,
+    edited_at: Timestamp.nullable(),
+    streaming: fromLevel(MESSAGE_STREAMING, z.boolean().optional().describe('True while an agent is still writing the message (append, then finish); on every Message at feature level 3')),
   }),
 );
 
@@ -124,12 +124,12 @@ export const MESSAGE_FIELDS = [
   'reactions',
   'card_origin',
   'mentioned_user_ids',
+  'mentioned_group_ids',
   'display',
   'webhook_id',
   'created_at',
   'edited_at',
   'streaming',
-  'mentioned_group_ids',
 ] as const satisfies readonly (keyof z.infer<typeof MessageSchema>)[];
 export type MessageField = (typeof MESSAGE_FIELDS)[number];
 
@@ -157,24 +157,17 @@ export type PresentMessage = (row: MessageRow, reactions?: ReactionSummary[]) =>
  */
 export const messagePresenter = (level: FeatureLevel): PresentMessage => {
   const fields = messageFieldsAt(level);
-  if (fields.includes('mentioned_group_ids')) {
-    return (row, reactions = []) => {
-      const message = presentFields(row, reactions);
-      message.streaming = row.streaming ?? false;
-      message.mentioned_group_ids = row.mentioned_group_ids ?? [];
-      return message;
-    };
-  }
+  const groups = fields.includes('mentioned_group_ids');
   return fields.includes('streaming')
     ? (row, reactions = []) => {
-        const message = presentFields(row, reactions);
+        const message = presentFields(row, reactions, groups);
         message.streaming = row.streaming ?? false;
         return message;
       }
-    : (row, reactions = []) => presentFields(row, reactions);
+    : (row, reactions = []) => presentFields(row, reactions, groups);
 };
 
-const presentFields = (row: MessageRow, reactions: ReactionSummary[]): MessageObject => ({
+const presentFields = (row: MessageRow, reactions: ReactionSummary[], groups: boolean): MessageObject => ({
   id: row.id,
   channel_id: row.channel_id,
   author_id: row.author_id,
@@ -186,6 +179,8 @@ const presentFields = (row: MessageRow, reactions: ReactionSummary[]): MessageOb
   reactions,
   card_origin: row.card_origin,
   mentioned_user_ids: row.mentioned_user_ids ?? [],
+  // Beside mentioned_user_ids, where the level has it (the JSON's key order is the field list's).
+  ...(groups ? { mentioned_group_ids: row.mentioned_group_ids ?? [] } : {}),
   display: row.display ?? null,
   webhook_id: row.webhook_id ?? null,
   created_at: row.created_at,

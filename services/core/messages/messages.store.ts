@@ -233,12 +233,12 @@ const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
   reactions: `CASE WHEN m.has_reactions THEN ${REACTIONS_OF_M} ELSE '[]'::json END`,
   card_origin: 'm.card_origin',
   mentioned_user_ids: 'm.mentioned_user_ids',
+  mentioned_group_ids: 'm.mentioned_group_ids',
   display: 'm.display',
   webhook_id: 'm.webhook_id',
   created_at: isoTime('m.created_at'),
   edited_at: isoTime('m.edited_at'),
   streaming: 'm.streaming',
-  mentioned_group_ids: 'm.mentioned_group_ids',
 };
 
 /** A Message as JSON, with the fields of `level` (messageFieldsAt); `fields` overrides how some are given. */

@@ -1690,6 +1690,8 @@ export interface components {
             reactions: components["schemas"]["ReactionSummary"][];
             card_origin: string | null;
             mentioned_user_ids: string[];
+            /** @description `"here"`, `"channel"` and user group ids the content mentions; the people they reached are in mentioned_user_ids. On every Message at feature level 3 */
+            mentioned_group_ids?: string[];
             display: components["schemas"]["MessageDisplay"] | null;
             webhook_id: string | null;
             /** Format: date-time */
