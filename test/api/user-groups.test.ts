@@ -61,6 +61,12 @@ describe('user groups (level 3)', () => {
     expectError(await ws.owner.patch(`/api/v1/user-groups/${second.id}`, { handle: userName }), 409, 'name_taken');
     // Its own handle is not taken by itself.
     expect(expectOk(await ws.owner.patch(`/api/v1/user-groups/${first.id}`, { handle: h, name: 'uno' })).data).to.include({ handle: h, name: 'uno' });
+    // And the other way: no user may take a group's handle, created or renamed.
+    expectError(await ws.owner.post('/api/v1/users', { name: h }), 409, 'name_taken');
+    expectError(await ws.owner.post('/api/v1/users', { name: h, is_agent: true }), 409, 'name_taken');
+    const erin = await ws.user();
+    expectError(await erin.client.patch('/api/v1/users/me', { name: h }), 409, 'name_taken');
+    expectOk(await erin.client.patch('/api/v1/users/me', { display_name: 'Erin' }));
     // Another workspace may use the same handle.
     const other = await newWorkspace(s);
     expectOk(await other.owner.post('/api/v1/user-groups', { handle: h, name: 'one', member_ids: [] }), 201);

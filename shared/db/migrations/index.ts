@@ -28,6 +28,7 @@ import * as fileCarriers from './120_file_carriers.js';
 import * as auditLogRetention from './140_audit_log_retention.js';
 import * as traceContext from './160_trace_context.js';
 import * as userGroups from './190_user_groups.js';
+import * as userNamesNotGroupHandles from './191_user_names_not_group_handles.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -60,4 +61,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '140_audit_log_retention': auditLogRetention,
   '160_trace_context': traceContext,
   '190_user_groups': userGroups,
+  '191_user_names_not_group_handles': userNamesNotGroupHandles,
 };
