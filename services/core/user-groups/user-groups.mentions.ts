@@ -12,7 +12,8 @@
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
 import type { Db } from '../../../shared/db/knex.js';
-import { onlineUsersKey } from '../../../shared/redis.js';
+import { serviceUnavailable } from '../../../shared/errors.js';
+import { answering, onlineUsersKey } from '../../../shared/redis.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { CHANNEL, HERE } from './user-groups.schemas.js';
 
@@ -93,6 +94,8 @@ const RESOLVE_SQL = `
  */
 export async function resolveMentions(rt: Runtime, db: Db, o: { workspaceId: string; channelId: string; names: string[] }): Promise<ResolvedMentions> {
   const here = o.names.includes(HERE);
+  // Without Redis no one knows who is online: 503 at once, not a wait in ioredis's offline queue (a hung one: its command timeout).
+  if (here && !answering(rt.redis)) throw serviceUnavailable();
   const everyone = o.names.includes(CHANNEL);
   const others = o.names.filter((n) => n !== HERE && n !== CHANNEL);
   const handles = others.map((n) => n.toLowerCase());
