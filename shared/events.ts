@@ -40,6 +40,10 @@ export const EVENT_TYPES = [
   'interaction.approval',
   'command.invoked',
   'message.ephemeral',
+  // Level 3: user groups (contract §14, docs/team-chat.md).
+  'user_group.created',
+  'user_group.updated',
+  'user_group.deleted',
 ] as const;
 
 /** Internal events route work inside the stack and never reach clients. */

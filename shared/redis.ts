@@ -145,7 +145,12 @@ export const keys = (prefix: string) => ({
   rateLimit: `${prefix}rl`,
   queue: `${prefix}bull`,
   outboxWake: `${prefix}outbox-wake`,
+  /** The hash tag of every presence key (services/gateway/presence.ts). */
+  presence: `{${prefix}presence}`,
 });
+
+/** The set of a workspace's users with an open stream on any gateway (kept by services/gateway/presence.ts; `@here` reads it). */
+export const onlineUsersKey = (prefix: string, workspaceId: string) => `${keys(prefix).presence}:ws:${workspaceId}`;
 
 /**
  * Deletes every key of a prefix with SCAN (never FLUSHALL): the keys above

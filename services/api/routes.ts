@@ -22,6 +22,7 @@ import { importRoutes } from './modules/imports/imports.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
 import { searchRoutes } from './modules/search/search.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
+import { userGroupRoutes } from './modules/user-groups/user-groups.routes.js';
 import { userRoutes } from './modules/users/users.routes.js';
 import { preferenceRoutes } from './modules/preferences/preferences.routes.js';
 import { hookRoutes, webhookRoutes } from './modules/webhooks/webhooks.routes.js';
@@ -38,6 +39,7 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   workspaceRoutes(v1);
   userRoutes(v1);
   preferenceRoutes(v1);
+  userGroupRoutes(v1);
   apiKeyRoutes(v1);
   authRoutes(v1);
   inviteRoutes(v1);

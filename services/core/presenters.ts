@@ -7,7 +7,7 @@
 // (docs/architecture.md, "Where the level is read").
 import { apiKeyPresenter, type PresentApiKey } from '../../shared/auth.js';
 import { existsAt, type FeatureLevel } from '../../shared/feature-level.js';
-import { messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
+import { GROUP_MENTIONS, messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
 import { messageSqlAt, type MessageSql } from './messages/messages.store.js';
 import { FILES_FOLLOW_CONVERSATIONS } from './files/files.presenter.js';
 import { AGENTS_AT_HOME } from './agents/agents.schemas.js';
@@ -35,6 +35,8 @@ export interface Presenters {
   apiKey: PresentApiKey;
   /** Whether agents are at home (contract §15): the loop guard, the status a post clears, the agent blocks. */
   agentsAtHome: boolean;
+  /** Whether `@name`, `@here`, `@channel` and `@<group>` written in content mention (contract §14), beside content_json's mention nodes. */
+  textMentions: boolean;
 }
 
 export const presentersAt = (level: FeatureLevel): Presenters => ({
@@ -47,6 +49,7 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   workspace: workspacePresenter(level),
   apiKey: apiKeyPresenter(level),
   agentsAtHome: existsAt(AGENTS_AT_HOME, level),
+  textMentions: existsAt(GROUP_MENTIONS, level),
 });
 
 // The runtime carries them; shared/runtime.ts cannot name core's types, so

@@ -17,7 +17,7 @@
 // client that reconnects at once (to this gateway or another) announces
 // nothing. The events are ephemeral (the workspace shard's live stream).
 import type { Logger } from '../../shared/logger.js';
-import type { Redis } from '../../shared/redis.js';
+import { keys, onlineUsersKey, type Redis } from '../../shared/redis.js';
 
 /** How long the last stream of a user must stay closed before the user goes offline. */
 export const CLOSE_DEBOUNCE_MS = 3000;
@@ -79,14 +79,14 @@ export class Presence {
   private stopped = false;
 
   constructor(private readonly o: PresenceOptions) {
-    this.tag = `{${o.prefix}presence}`;
+    this.tag = keys(o.prefix).presence;
     this.timer = setInterval(() => void this.tick(), Math.max(200, Math.floor(o.ttlMs / 3)));
     this.timer.unref();
   }
 
   /** The online users of a workspace (init.presence). */
   async online(workspaceId: string): Promise<string[]> {
-    return this.o.redis.smembers(`${this.tag}:ws:${workspaceId}`);
+    return this.o.redis.smembers(onlineUsersKey(this.o.prefix, workspaceId));
   }
 
   /** A stream of the user opened here. */
@@ -116,7 +116,7 @@ export class Presence {
   }
 
   private keysOf(workspaceId: string, userId: string) {
-    return [`${this.tag}:ws:${workspaceId}`, `${this.tag}:on:${workspaceId}:${userId}`, `${this.tag}:due`];
+    return [onlineUsersKey(this.o.prefix, workspaceId), `${this.tag}:on:${workspaceId}:${userId}`, `${this.tag}:due`];
   }
 
   private async register(workspaceId: string, userId: string) {

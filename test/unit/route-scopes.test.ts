@@ -25,7 +25,7 @@ const KIND_RULES: { name: string; matches: (spec: RouteSpec, path: string) => bo
   },
   {
     name: 'administration: workspace, people, invites, profile, keys, imports',
-    matches: (_, path) => ['/api/v1/workspaces', '/api/v1/users', '/api/v1/agents', '/api/v1/invites', '/api/v1/api-keys', '/api/v1/imports'].some((p) => path.startsWith(p)),
+    matches: (_, path) => ['/api/v1/workspaces', '/api/v1/users', '/api/v1/agents', '/api/v1/invites', '/api/v1/api-keys', '/api/v1/imports', '/api/v1/user-groups'].some((p) => path.startsWith(p)),
     scope: 'admin',
   },
 ];

@@ -167,7 +167,12 @@ async function createMember(rt: Runtime, email: string, claims: Claims): Promise
       if (err instanceof AppError && err.code === 'user_limit_reached') throw new SsoError('user_limit_reached');
       throw err;
     }
-    const taken = await trx('users').where({ workspace_id: workspace.id }).whereNull('deactivated_at').where('name', 'like', `${base.replace(/[\\%_]/g, '\\$&')}%`).pluck('name');
+    const like = `${base.replace(/[\\%_]/g, '\\$&')}%`;
+    // A user group's handle is a taken name too (contract §14; migration 191).
+    const taken = [
+      ...(await trx('users').where({ workspace_id: workspace.id }).whereNull('deactivated_at').where('name', 'like', like).pluck('name')),
+      ...(await trx('user_groups').where({ workspace_id: workspace.id }).where('handle', 'like', like).pluck('handle')),
+    ];
     const name = taken.includes(base) ? `${base}-${randomBytes(3).toString('hex')}` : base;
     const user = await users.insertUser(trx, { workspace_id: workspace.id, name, display_name: displayName, avatar_url: null, role: 'member', is_agent: false, email });
     await recordEvents(rt, trx, [{ type: 'user.created', to: { scope: 'workspace', workspace_id: workspace.id }, data: { user: presentUser(user) } }]);

@@ -21,6 +21,8 @@ export interface MessageRow {
   edited_at: Date | null;
   /** A streamed agent reply still being written (level 3). */
   streaming: boolean;
+  /** `here`, `channel` or user group ids its content mentions (level 3; absent on rows made before migration 190 was read). */
+  mentioned_group_ids?: string[];
   /** From the LEFT JOIN on threads (roots only). */
   reply_count?: number | null;
   last_reply_at?: Date | null;
@@ -70,6 +72,8 @@ export const ThreadSchema = named('Thread', z.strictObject({ reply_count: z.numb
 
 /** `streaming` exists from level 3 (streamed agent replies). */
 export const MESSAGE_STREAMING: LevelSpan = { since: 3 };
+/** `mentioned_group_ids` exists from level 3 (group mentions, contract §14). */
+export const GROUP_MENTIONS: LevelSpan = { since: 3 };
 
 export const MessageSchema = named(
   'Message',
@@ -85,6 +89,13 @@ export const MessageSchema = named(
     reactions: z.array(ReactionSummarySchema),
     card_origin: z.string().nullable(),
     mentioned_user_ids: z.array(z.string()),
+    mentioned_group_ids: fromLevel(
+      GROUP_MENTIONS,
+      z
+        .array(z.string())
+        .optional()
+        .describe('`"here"`, `"channel"` and user group ids the content mentions; the people they reached are in mentioned_user_ids. On every Message at feature level 3'),
+    ),
     display: MessageDisplaySchema.nullable(),
     webhook_id: z.string().nullable(),
     created_at: Timestamp,
@@ -113,6 +124,7 @@ export const MESSAGE_FIELDS = [
   'reactions',
   'card_origin',
   'mentioned_user_ids',
+  'mentioned_group_ids',
   'display',
   'webhook_id',
   'created_at',
@@ -143,16 +155,19 @@ export type PresentMessage = (row: MessageRow, reactions?: ReactionSummary[]) =>
  * the fields of messageFieldsAt, as the history page renders them. Made once
  * per runtime (services/core/presenters.ts), so rendering asks no level.
  */
-export const messagePresenter = (level: FeatureLevel): PresentMessage =>
-  messageFieldsAt(level).includes('streaming')
+export const messagePresenter = (level: FeatureLevel): PresentMessage => {
+  const fields = messageFieldsAt(level);
+  const groups = fields.includes('mentioned_group_ids');
+  return fields.includes('streaming')
     ? (row, reactions = []) => {
-        const message = presentFields(row, reactions);
+        const message = presentFields(row, reactions, groups);
         message.streaming = row.streaming ?? false;
         return message;
       }
-    : (row, reactions = []) => presentFields(row, reactions);
+    : (row, reactions = []) => presentFields(row, reactions, groups);
+};
 
-const presentFields = (row: MessageRow, reactions: ReactionSummary[]): MessageObject => ({
+const presentFields = (row: MessageRow, reactions: ReactionSummary[], groups: boolean): MessageObject => ({
   id: row.id,
   channel_id: row.channel_id,
   author_id: row.author_id,
@@ -164,6 +179,8 @@ const presentFields = (row: MessageRow, reactions: ReactionSummary[]): MessageOb
   reactions,
   card_origin: row.card_origin,
   mentioned_user_ids: row.mentioned_user_ids ?? [],
+  // Beside mentioned_user_ids, where the level has it (the JSON's key order is the field list's).
+  ...(groups ? { mentioned_group_ids: row.mentioned_group_ids ?? [] } : {}),
   display: row.display ?? null,
   webhook_id: row.webhook_id ?? null,
   created_at: row.created_at,

@@ -23,6 +23,7 @@ import { readableFile } from '../files/files.access.js';
 import { FILE_METADATA_TYPE } from '../files/files.presenter.js';
 import { removeStoredFile } from '../files/files.removal.js';
 import * as filesStore from '../files/files.store.js';
+import { resolveMentions, textMentions } from '../user-groups/user-groups.mentions.js';
 
 const channelScope = (workspaceId: string, channelId: string): AxidEvent['to'] => ({
   scope: 'channel',
@@ -51,6 +52,33 @@ function checkContentJson(rt: Runtime, doc: unknown) {
   // Admitted by the validator (which serialises its URLs), so it has the shape the presenter declares.
   return { content_json: result.document as ContentDocument, card_origin: result.card_origin, mentioned_user_ids: [...new Set(result.mentioned_user_ids)] };
 }
+
+interface Mentions {
+  userIds: string[];
+  groupIds: string[];
+}
+
+/**
+ * Who a message mentions, the one place it is decided: content_json's mention
+ * nodes and, where the level has them (contract §14), the `@name`, `@here`,
+ * `@channel` and `@<group>` its content writes (user-groups.mentions.ts). A
+ * group reaches its members who can read the conversation; `@here` and
+ * `@channel` reach members, so the people are in mentioned_user_ids and count
+ * in mention_count. Content without `@` asks nothing.
+ */
+async function mentionsOf(
+  rt: Runtime,
+  db: Knex,
+  o: { workspaceId: string; channelId: string; content: string; nodeUserIds: string[] },
+): Promise<Mentions> {
+  const written = rt.presenters.textMentions ? textMentions(o.content) : null;
+  if (!written) return { userIds: o.nodeUserIds, groupIds: [] };
+  const reached = await resolveMentions(rt, db, { workspaceId: o.workspaceId, channelId: o.channelId, names: written.names });
+  return { userIds: [...new Set([...o.nodeUserIds, ...reached.userIds])], groupIds: reached.groupIds };
+}
+
+const uuidArray = (db: Knex, ids: string[]) => db.raw('?::uuid[]', [`{${ids.join(',')}}`]);
+const textArray = (db: Knex, values: string[]) => db.raw('?::text[]', [values]);
 
 /**
  * The limit is on what is stored: sanitizing can grow content (a bare `<`
@@ -125,7 +153,15 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
   const chainLimit = agent ? rt.config.agentChainLimit : null;
   let outcome: Awaited<ReturnType<typeof store.insertPost>>;
   try {
-    const also = args.alsoInTransaction;
+    // A message mentioning a group writes its ids beside the insert (messages.mentioned_group_ids), in one transaction.
+    const groupIds = row.mentioned_group_ids ?? [];
+    const also: PostMessageArgs['alsoInTransaction'] =
+      groupIds.length === 0
+        ? args.alsoInTransaction
+        : async (trx, posted) => {
+            await store.setMentionedGroups(trx, row.id, groupIds);
+            await args.alsoInTransaction?.(trx, posted);
+          };
     outcome = also
       ? await rt.db.transaction(async (trx) => {
           const result = await store.insertPost(trx, row, eventJson, rt.presenters.searchWords, chainLimit);
@@ -165,7 +201,13 @@ export async function messageRowOf(rt: Runtime, args: PostMessageArgs): Promise<
   const threadId = args.thread_id ?? null;
   if (threadId !== null && !isUuid(threadId)) throw badThread();
   const blocks = checkContentJson(rt, args.content_json);
-  return {
+  const mentions = await mentionsOf(rt, rt.db, {
+    workspaceId: args.workspaceId,
+    channelId: args.channelId,
+    content,
+    nodeUserIds: blocks.mentioned_user_ids,
+  });
+  const row: MessageRow = {
     id: randomUUID(),
     seq: 0,
     workspace_id: args.workspaceId,
@@ -176,13 +218,15 @@ export async function messageRowOf(rt: Runtime, args: PostMessageArgs): Promise<
     content_json: blocks.content_json,
     metadata,
     card_origin: blocks.card_origin,
-    mentioned_user_ids: blocks.mentioned_user_ids,
+    mentioned_user_ids: mentions.userIds,
+    mentioned_group_ids: mentions.groupIds,
     display: args.display ?? null,
     webhook_id: args.webhookId ?? null,
     created_at: new Date(),
     edited_at: null,
     streaming: args.streaming ?? false,
   };
+  return row;
 }
 
 export async function createMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, body: PostMessageInput) {
@@ -289,6 +333,18 @@ export async function updateMessage(rt: Runtime, actor: Actor, channelId: string
   const content = body.content !== undefined ? cleanContent(body.content) : undefined;
   const patch = await documentPatch(rt, actor, body);
   if (content !== undefined) patch.content = content;
+  if (rt.presenters.textMentions && (content !== undefined || body.content_json !== undefined)) {
+    // What the edited message mentions, from its content and document as they will be.
+    const doc = body.content_json !== undefined ? body.content_json : existing.content_json;
+    const mentions = await mentionsOf(rt, rt.db, {
+      workspaceId: actor.workspaceId,
+      channelId: channel.id,
+      content: content ?? existing.content,
+      nodeUserIds: checkContentJson(rt, doc).mentioned_user_ids,
+    });
+    patch.mentioned_user_ids = uuidArray(rt.db, mentions.userIds);
+    patch.mentioned_group_ids = textArray(rt.db, mentions.groupIds);
+  }
   return rt.db.transaction(async (trx) => {
     // Deleted meanwhile: nothing to edit.
     if (!(await store.keepVersion(trx, existing.id))) throw notFound('Message');
@@ -410,7 +466,12 @@ export async function replaceMessageContent(
     mentioned_user_ids: trx.raw('?::uuid[]', [`{${blocks.mentioned_user_ids.join(',')}}`]),
   });
   if (!channelId) return undefined;
-  const row = (await store.findMessage(trx, channelId, messageId)) as MessageRow;
+  let row = (await store.findMessage(trx, channelId, messageId)) as MessageRow;
+  const mentions = await mentionsOf(rt, trx, { workspaceId: row.workspace_id, channelId, content, nodeUserIds: blocks.mentioned_user_ids });
+  if (mentions.userIds.length > blocks.mentioned_user_ids.length || mentions.groupIds.length > 0) {
+    await store.replaceContent(trx, messageId, { mentioned_user_ids: uuidArray(trx, mentions.userIds), mentioned_group_ids: textArray(trx, mentions.groupIds) });
+    row = (await store.findMessage(trx, channelId, messageId)) as MessageRow;
+  }
   const reactions = await store.reactionsFor(trx, [messageId]);
   const message = rt.presenters.message(row, reactions.get(messageId));
   await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(row.workspace_id, channelId), data: { message } }]);

@@ -26,6 +26,7 @@ const MESSAGE_COLUMNS = [
   'm.created_at',
   'm.edited_at',
   'm.streaming',
+  'm.mentioned_group_ids',
   't.reply_count',
   't.last_reply_at',
 ];
@@ -303,6 +304,7 @@ const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
   reactions: `CASE WHEN m.has_reactions THEN ${REACTIONS_OF_M} ELSE '[]'::json END`,
   card_origin: 'm.card_origin',
   mentioned_user_ids: 'm.mentioned_user_ids',
+  mentioned_group_ids: 'm.mentioned_group_ids',
   display: 'm.display',
   webhook_id: 'm.webhook_id',
   created_at: isoTime('m.created_at'),
@@ -672,3 +674,12 @@ export const replaceCarriedFile = (db: Db, workspaceId: string, fileId: string, 
     .andWhere('workspace_id', workspaceId)
     .update({ metadata: db.raw('?::json', [metadata]) })
     .returning(['id', 'channel_id']);
+
+/**
+ * The groups a message mentions (level 3), written in the transaction that
+ * posted it: the post statement stays as it is for every message without one,
+ * and the relay, which renders message.created from the row once that
+ * transaction is visible, sees them.
+ */
+export const setMentionedGroups = (trx: Knex.Transaction, id: string, groupIds: string[]) =>
+  trx('messages').where({ id }).update({ mentioned_group_ids: trx.raw('?::text[]', [groupIds]) });

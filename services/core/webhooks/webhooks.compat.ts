@@ -151,8 +151,8 @@ export function absoluteHttpUrl(value: string): boolean {
 }
 
 /** What the message says until the worker has rendered the attachments (the text as markdown). */
-export function placeholderContent(post: CompatPost): string {
-  if (post.text) return mrkdwnToMarkdown(post.text);
+export function placeholderContent(post: CompatPost, groupMentions = false): string {
+  if (post.text) return mrkdwnToMarkdown(post.text, groupMentions);
   const first = post.attachments[0]!;
   const f = first.fields[0];
   return (first.fallback ?? first.pretext ?? first.title ?? first.text ?? first.footer ?? (f ? f.title ?? f.value : null) ?? '').slice(
@@ -208,9 +208,21 @@ export function parseMrkdwn(text: string): Piece[] {
 
 const MD_WRAP = { bold: '**', italic: '*', strike: '~~', code: '`' } as const;
 
+/** `<!here>` and `<!channel>`, with a label or not: the platform's group mentions. */
+const SLACK_GROUP_MENTION = /<!(here|channel)(?:\|[^>]*)?>/g;
+
+/**
+ * Level 3 (contract §14): the message's own text writes the platform's group
+ * mentions as ours, `@here` and `@channel` (outside code and link labels),
+ * which is also how the platform shows them. Attachments mention no one there
+ * either, so only the text is given this.
+ */
+const withGroupMentions = (p: Piece): Piece => (p.marks.includes('code') || p.href ? p : { ...p, text: p.text.replace(SLACK_GROUP_MENTION, '@$1') });
+
 /** mrkdwn as the app's markdown (entities stay escaped: markdown reads them as the characters). */
-export function mrkdwnToMarkdown(text: string): string {
+export function mrkdwnToMarkdown(text: string, groupMentions = false): string {
   return parseMrkdwn(text)
+    .map((p) => (groupMentions ? withGroupMentions(p) : p))
     .map((p) => p.marks.reduceRight((t, mark) => `${MD_WRAP[mark]}${t}${MD_WRAP[mark]}`, p.href ? `[${p.text}](${p.href})` : p.text))
     .join('');
 }
@@ -224,8 +236,9 @@ export interface DocNode {
 }
 
 /** mrkdwn as inline text nodes with marks; links only to https addresses (the block rules), else plain text. */
-export function inlineNodes(text: string, extra: string[] = []): DocNode[] {
+export function inlineNodes(text: string, extra: string[] = [], groupMentions = false): DocNode[] {
   return parseMrkdwn(text)
+    .map((p) => (groupMentions ? withGroupMentions(p) : p))
     .filter((p) => p.text !== '')
     .map((p) => {
       const marks: NonNullable<DocNode['marks']> = [...extra, ...p.marks].map((type) => ({ type }));
@@ -235,11 +248,11 @@ export function inlineNodes(text: string, extra: string[] = []): DocNode[] {
 }
 
 /** Lines as paragraphs (hard breaks kept as separate paragraphs). */
-const paragraphs = (text: string): DocNode[] =>
+const paragraphs = (text: string, groupMentions = false): DocNode[] =>
   text
     .split('\n')
     .filter((line) => line.trim() !== '')
-    .map((line) => ({ type: 'paragraph', content: inlineNodes(line) }));
+    .map((line) => ({ type: 'paragraph', content: inlineNodes(line, [], groupMentions) }));
 
 export interface RenderedAttachment {
   /** Lines as markdown (content). */
@@ -284,11 +297,11 @@ export function renderAttachment(a: CompatAttachment): RenderedAttachment {
 }
 
 /** The message once rendered: text, then each attachment as a quote (content) and a card (content_json). */
-export function renderCompatMessage(text: string | null, attachments: CompatAttachment[]) {
+export function renderCompatMessage(text: string | null, attachments: CompatAttachment[], groupMentions = false) {
   const rendered = attachments.map(renderAttachment).filter((r) => r.markdown.length > 0);
   const quotes = rendered.map((r) => r.markdown.map((line) => (line.trim() === '' ? '>' : `> ${line}`)).join('\n'));
-  let content = [text ? mrkdwnToMarkdown(text) : null, ...quotes].filter((x): x is string => Boolean(x)).join('\n\n');
+  let content = [text ? mrkdwnToMarkdown(text, groupMentions) : null, ...quotes].filter((x): x is string => Boolean(x)).join('\n\n');
   if (content.length > MAX_CONTENT) content = `${content.slice(0, MAX_CONTENT - 1)}…`;
-  const doc = { type: 'doc', content: [...(text ? paragraphs(text) : []), ...rendered.map((r) => r.card)] };
+  const doc = { type: 'doc', content: [...(text ? paragraphs(text, groupMentions) : []), ...rendered.map((r) => r.card)] };
   return { content, doc };
 }

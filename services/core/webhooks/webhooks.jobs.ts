@@ -13,7 +13,7 @@ export const renderWebhookMessage: JobHandler<'webhook.render'> = async (rt, { m
   await rt.db.transaction(async (trx) => {
     const pending = await store.takePendingRender(trx, messageId);
     if (!pending) return; // rendered by an earlier attempt, or the message is gone
-    const { content, doc } = renderCompatMessage(pending.text, pending.attachments);
+    const { content, doc } = renderCompatMessage(pending.text, pending.attachments, rt.presenters.textMentions);
     const checked = validateContentJson(doc, { trackerHosts: rt.config.trackerHosts, codeHosts: rt.config.codeHosts });
     if (!checked.valid) rt.log.warn({ message_id: messageId, problem: checked.message }, 'rendered attachments kept as text only');
     try {

@@ -150,7 +150,7 @@ export async function postCompat(rt: Runtime, webhookId: string, body: unknown):
   // Content is what we make of the sender's fields: a refusal names them.
   if (post.attachments.length > 0) {
     try {
-      cleanContent(renderCompatMessage(post.text, post.attachments).content);
+      cleanContent(renderCompatMessage(post.text, post.attachments, rt.presenters.textMentions).content);
     } catch (err) {
       throw renamed(err, 'attachments');
     }
@@ -158,7 +158,8 @@ export async function postCompat(rt: Runtime, webhookId: string, body: unknown):
   // The pending render and its job commit with the message: a failure in
   // between would answer 5xx after posting, and the sender would post again.
   await postAsHook(rt, hook, {
-    content: placeholderContent(post),
+    // Level 3: `<!here>` and `<!channel>` become `@here` and `@channel` (contract §14).
+    content: placeholderContent(post, rt.presenters.textMentions),
     display: post.display,
     alsoInTransaction:
       post.attachments.length === 0

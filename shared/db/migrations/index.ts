@@ -31,6 +31,8 @@ import * as userPreferences from './150_user_preferences.js';
 import * as scopedKeys from './180_scoped_keys.js';
 import * as slackImport from './130_slack_import.js';
 import * as agentsAtHome from './170_agents_at_home.js';
+import * as userGroups from './190_user_groups.js';
+import * as userNamesNotGroupHandles from './191_user_names_not_group_handles.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -66,4 +68,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '180_scoped_keys': scopedKeys,
   '130_slack_import': slackImport,
   '170_agents_at_home': agentsAtHome,
+  '190_user_groups': userGroups,
+  '191_user_names_not_group_handles': userNamesNotGroupHandles,
 };

@@ -204,6 +204,78 @@ export interface paths {
         patch: operations["patchApiV1UsersMePreferences"];
         trace?: never;
     };
+    "/api/v1/user-groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's user groups
+         * @description List the workspace's user groups. Needs an API key. Answers 200 with `UserGroupList`.
+         */
+        get: operations["getApiV1UserGroups"];
+        put?: never;
+        /**
+         * Create a user group (owners and admins)
+         * @description `handle`: 1 to 40 of `a-z 0-9 . _ -`, unique among the active users' names and the groups' handles (409 `name_taken`). `member_ids`: active people and agents of the workspace.
+         */
+        post: operations["postApiV1UserGroups"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user-groups/{group_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a user group
+         * @description Get a user group. Needs an API key. Answers 200 with `{data: UserGroup}`.
+         */
+        get: operations["getApiV1UserGroupsGroupId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a user group (owners and admins)
+         * @description Delete a user group (owners and admins). Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1UserGroupsGroupId"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a user group's handle, name or description (owners and admins)
+         * @description Change a user group's handle, name or description (owners and admins). Needs an API key. Answers 200 with `{data: UserGroup}`.
+         */
+        patch: operations["patchApiV1UserGroupsGroupId"];
+        trace?: never;
+    };
+    "/api/v1/user-groups/{group_id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace a user group's members with this whole list (owners and admins)
+         * @description Replace a user group's members with this whole list (owners and admins). Needs an API key. Answers 200 with `{data: UserGroup}`.
+         */
+        put: operations["putApiV1UserGroupsGroupIdMembers"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/api-keys": {
         parameters: {
             query?: never;
@@ -1770,6 +1842,8 @@ export interface components {
             reactions: components["schemas"]["ReactionSummary"][];
             card_origin: string | null;
             mentioned_user_ids: string[];
+            /** @description `"here"`, `"channel"` and user group ids the content mentions; the people they reached are in mentioned_user_ids. On every Message at feature level 3 */
+            mentioned_group_ids?: string[];
             display: components["schemas"]["MessageDisplay"] | null;
             webhook_id: string | null;
             /** Format: date-time */
@@ -1989,6 +2063,8 @@ export interface components {
             reactions: components["schemas"]["ReactionSummary"][];
             card_origin: string | null;
             mentioned_user_ids: string[];
+            /** @description `"here"`, `"channel"` and user group ids the content mentions; the people they reached are in mentioned_user_ids. On every Message at feature level 3 */
+            mentioned_group_ids?: string[];
             display: components["schemas"]["MessageDisplay"] | null;
             webhook_id: string | null;
             /** Format: date-time */
@@ -2096,6 +2172,24 @@ export interface components {
             email?: string | null;
             /** @description On agents (feature level 3): at most 4 prompts the agent suggests, offered in an empty DM with it */
             suggested_prompts?: components["schemas"]["SuggestedPrompt"][];
+        };
+        UserGroup: {
+            id: string;
+            /** @description `@<handle>` in a message mentions the members who can read its conversation */
+            handle: string;
+            name: string;
+            description: string;
+            /** @description People and agents, active ones only */
+            member_ids: string[];
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        UserGroupList: {
+            data: components["schemas"]["UserGroup"][];
+            pagination: components["schemas"]["Pagination"];
         };
         UserList: {
             data: components["schemas"]["User"][];
@@ -3073,6 +3167,238 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             403: components["responses"]["InsufficientScope"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1UserGroups: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1UserGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    handle: string;
+                    name: string;
+                    description?: string;
+                    member_ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UserGroup"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            409: components["responses"]["NameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1UserGroupsGroupId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UserGroup"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1UserGroupsGroupId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchApiV1UserGroupsGroupId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    handle?: string;
+                    name?: string;
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UserGroup"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["NameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putApiV1UserGroupsGroupIdMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    user_ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UserGroup"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -5822,7 +6148,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url: string;
-                    events?: ("message.created" | "message.updated" | "message.deleted" | "reaction.added" | "reaction.removed" | "typing" | "channel.created" | "channel.updated" | "channel.member_added" | "channel.member_removed" | "dm.created" | "user.created" | "user.updated" | "member.updated" | "member.removed" | "file.ready" | "presence.updated" | "interaction.action" | "message.appended" | "event_subscription.disabled" | "channel.read" | "import.finished" | "agent.status" | "interaction.feedback" | "interaction.approval" | "command.invoked" | "message.ephemeral")[];
+                    events?: ("message.created" | "message.updated" | "message.deleted" | "reaction.added" | "reaction.removed" | "typing" | "channel.created" | "channel.updated" | "channel.member_added" | "channel.member_removed" | "dm.created" | "user.created" | "user.updated" | "member.updated" | "member.removed" | "file.ready" | "presence.updated" | "interaction.action" | "message.appended" | "event_subscription.disabled" | "channel.read" | "import.finished" | "agent.status" | "interaction.feedback" | "interaction.approval" | "command.invoked" | "message.ephemeral" | "user_group.created" | "user_group.updated" | "user_group.deleted")[];
                 };
             };
         };
@@ -5998,7 +6324,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
-                action?: "auth.signed_in" | "auth.sign_in_failed" | "auth.password_changed" | "auth.password_reset_link_created" | "auth.password_reset" | "api_key.created" | "api_key.revoked" | "user.created" | "member.role_changed" | "member.email_changed" | "member.removed" | "member.reactivated" | "invite.created" | "invite.revoked" | "invite.accepted" | "webhook.created" | "webhook.deleted" | "event_subscription.created" | "event_subscription.deleted" | "event_subscription.secret_rotated" | "channel.made_private" | "channel.made_public" | "channel.archived" | "channel.unarchived" | "emoji.created" | "emoji.deleted" | "retention.changed" | "import.started" | "import.finished" | "export.created" | "approval.answered";
+                action?: "auth.signed_in" | "auth.sign_in_failed" | "auth.password_changed" | "auth.password_reset_link_created" | "auth.password_reset" | "api_key.created" | "api_key.revoked" | "user.created" | "member.role_changed" | "member.email_changed" | "member.removed" | "member.reactivated" | "invite.created" | "invite.revoked" | "invite.accepted" | "webhook.created" | "webhook.deleted" | "event_subscription.created" | "event_subscription.deleted" | "event_subscription.secret_rotated" | "channel.made_private" | "channel.made_public" | "channel.archived" | "channel.unarchived" | "emoji.created" | "emoji.deleted" | "retention.changed" | "import.started" | "import.finished" | "export.created" | "approval.answered" | "feedback.given";
                 actor_id?: string;
                 since?: string;
                 until?: string;
