@@ -275,13 +275,24 @@ describe('scoped keys (level 3)', function () {
       expect(expectOk(await limited.get(`/api/v1/search/messages?q=${word}&channel_id=${other.id}`)).data).to.deep.equal([]);
     });
 
-    it('files: another person’s upload is absent (404); its own user’s is there', async () => {
+    it('files: another person’s upload posted in another channel is absent (404), posted in its channel there; its own user’s is there', async () => {
       const peer = await ws.user();
-      const theirs = await uploadFile(s.url, { key: peer.key, data: Buffer.from('their file'), name: 'theirs.txt', type: 'text/plain' });
-      expect(theirs.status).to.equal(201);
+      const upload = async (name: string) => {
+        const up = await uploadFile(s.url, { key: peer.key, data: Buffer.from(name), name, type: 'text/plain' });
+        expect(up.status).to.equal(201);
+        return up.body.data as { id: string; name: string };
+      };
+      const theirs = await upload('theirs.txt');
+      const shared = await upload('shared.txt');
+      // Files follow their conversations (contract §17): the peer posts each where the owner reads it.
+      for (const [channelId, file] of [[other.id, theirs], [mine.id, shared]] as const) {
+        expectOk(await ws.owner.post(`/api/v1/channels/${channelId}/members`, { user_id: peer.id }), 201);
+        expectOk(await peer.client.post(`/api/v1/channels/${channelId}/messages`, { content: file.name, metadata: { type: 'axid.file', data: { file_id: file.id } } }), 201);
+      }
       const ours = await uploadFile(s.url, { key: ws.ownerKey, data: Buffer.from('our file'), name: 'ours.txt', type: 'text/plain' });
-      expectOk(await ws.owner.get(`/api/v1/files/${theirs.body.data.id}`));
-      const hidden = await limited.get(`/api/v1/files/${theirs.body.data.id}`);
+      expectOk(await ws.owner.get(`/api/v1/files/${theirs.id}`));
+      expectOk(await limited.get(`/api/v1/files/${shared.id}`));
+      const hidden = await limited.get(`/api/v1/files/${theirs.id}`);
       expectError(hidden, 404, 'not_found');
       expect(hidden.body).to.deep.equal((await limited.get(`/api/v1/files/${randomUUID()}`)).body);
       expectOk(await limited.get(`/api/v1/files/${ours.body.data.id}`));
