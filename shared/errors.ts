@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   invalid_credentials: 401,
   forbidden: 403,
   user_limit_reached: 403,
+  channel_archived: 403,
   not_found: 404,
   channel_not_found: 404,
   already_member: 409,
@@ -34,6 +35,7 @@ export const ERROR_SINCE: Partial<Record<ErrorCode, 3>> = {
   invalid_credentials: 3,
   idempotency_in_progress: 3,
   idempotency_key_reused: 3,
+  channel_archived: 3,
 };
 
 export class AppError extends Error {

@@ -32,6 +32,9 @@ export const EVENT_TYPES = [
   // Level 3: to its owner, when a subscription failing for 24 h is disabled (docs/bots.md).
   'event_subscription.disabled',
   'channel.read',
+  // Level 3 (contract §14).
+  'message.pinned',
+  'message.unpinned',
 ] as const;
 
 /** Internal events route work inside the stack and never reach clients. */

@@ -15,6 +15,7 @@ import { fileRoutes } from './modules/files/files.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
 import { searchRoutes } from './modules/search/search.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
+import { pinRoutes } from './modules/pins/pins.routes.js';
 import { userRoutes } from './modules/users/users.routes.js';
 import { hookRoutes, webhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
@@ -34,6 +35,7 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   inviteRoutes(v1);
   channelRoutes(v1);
   messageRoutes(v1, { base: '/channels/{channel_id}', param: 'channel_id', kind: 'channel', tag: 'Messages', typing: true });
+  pinRoutes(v1, { base: '/channels/{channel_id}', param: 'channel_id', kind: 'channel', tag: 'Messages' });
   dmRoutes(v1);
   interactionRoutes(v1);
   searchRoutes(v1);

@@ -9,6 +9,7 @@ import { existsAt, type FeatureLevel } from '../../shared/feature-level.js';
 import { messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
 import { messageSqlAt, type MessageSql } from './messages/messages.store.js';
 import { FILES_FOLLOW_CONVERSATIONS } from './files/files.presenter.js';
+import { TEAM_CHANNELS, channelPresenter, type ChannelObject, type ChannelRow } from './channels/channels.presenter.js';
 import { READ_STATE } from './read-state/read-state.schemas.js';
 import { SEARCH } from './search/search.schemas.js';
 import { userPresenterTo, type PresentUserTo } from './users/users.presenter.js';
@@ -29,6 +30,10 @@ export interface Presenters {
   filesFollowConversations: boolean;
   /** The Workspace (`settings.retention_days` where the level shows it). */
   workspace: (row: WorkspaceRow) => WorkspaceObject;
+  /** The Channel (`archived_at`, `member_count`, `is_member` where the level has them). */
+  channel: (row: ChannelRow) => ChannelObject;
+  /** Whether channels can be archived, and lists leave archived ones out unless asked (contract §14). */
+  archivedChannels: boolean;
 }
 
 export const presentersAt = (level: FeatureLevel): Presenters => ({
@@ -39,6 +44,8 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   searchWords: existsAt(SEARCH, level),
   filesFollowConversations: existsAt(FILES_FOLLOW_CONVERSATIONS, level),
   workspace: workspacePresenter(level),
+  channel: channelPresenter(level),
+  archivedChannels: existsAt(TEAM_CHANNELS, level),
 });
 
 // The runtime carries them; shared/runtime.ts cannot name core's types, so

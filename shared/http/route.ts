@@ -5,7 +5,7 @@ import { koaBody } from 'koa-body';
 import type { Next } from 'koa';
 import { z } from 'zod';
 import { authenticate, bearerToken, type Actor, type RequestOrigin } from '../auth.js';
-import { AppError, isDependencyUnavailable, type ErrorCode } from '../errors.js';
+import { AppError, ERROR_SINCE, isDependencyUnavailable, type ErrorCode } from '../errors.js';
 import { DEFAULT_FEATURE_LEVEL, existsAt, fieldsAbsentAt, type FeatureLevel, type LevelSpan } from '../feature-level.js';
 import type { Runtime } from '../runtime.js';
 import type { AppContext, AppState } from './context.js';
@@ -153,6 +153,8 @@ function inputAt<S extends z.ZodType | undefined>(schema: S, level: FeatureLevel
 }
 const noNext = async () => {};
 
+const errorsAt = (codes: ErrorCode[] | undefined, level: FeatureLevel): ErrorCode[] => (codes ?? []).filter((code) => (ERROR_SINCE[code] ?? 2) <= level);
+
 /** The request's client address (behind TRUSTED_PROXIES: shared/http/client-address.ts) and user agent, bounded. */
 export const originOf = (ctx: AppContext): RequestOrigin => ({ ip: ctx.ip || null, userAgent: ctx.get('user-agent').slice(0, 512) || null });
 
@@ -190,7 +192,8 @@ export class RouteTable {
       body: inputAt(spec.body, this.level),
       query: inputAt(spec.query, this.level),
       idempotent,
-      errors: idempotent ? [...(spec.errors ?? []), 'idempotency_key_reused', 'idempotency_in_progress'] : spec.errors,
+      // An error code of a later level is not this level's (a level-2 route that can answer channel_archived at 3 lists it there only).
+      errors: idempotent ? [...errorsAt(spec.errors, this.level), 'idempotency_key_reused', 'idempotency_in_progress'] : spec.errors && errorsAt(spec.errors, this.level),
     };
     this.specs.push(spec as unknown as RouteSpec);
     const koaPath = this.prefix + spec.path.replace(/\{(\w+)\}/g, ':$1');

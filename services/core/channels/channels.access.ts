@@ -7,7 +7,8 @@ import type { Actor } from '../../../shared/auth.js';
 import type { Db } from '../../../shared/db/knex.js';
 import { findWithMembership, type Readable } from './channels.store.js';
 import type { AccessCache } from '../../../shared/access-cache.js';
-import { notFound } from '../../../shared/errors.js';
+import { AppError, notFound } from '../../../shared/errors.js';
+import type { ChannelRow } from './channels.presenter.js';
 
 export type ChannelKind = 'channel' | 'conversation';
 
@@ -53,4 +54,14 @@ function readableAs(found: Readable, kind: ChannelKind): boolean {
   const isChannel = found.channel.kind === 'channel';
   if (isChannel !== (kind === 'channel')) return false;
   return (isChannel && !found.channel.is_private) || found.isMember;
+}
+
+/**
+ * An archived channel (level 3, contract §14) stays readable and refuses every
+ * write: posts, edits, deletes, reactions, pins, members, hooks, streamed
+ * appends. Every write path calls this after requireReadable, so the refusal
+ * is one code in one place.
+ */
+export function refuseArchived(channel: Pick<ChannelRow, 'archived_at'>): void {
+  if (channel.archived_at) throw new AppError('channel_archived', 'the channel is archived: it is read-only until an owner, an admin or its creator unarchives it');
 }

@@ -21,6 +21,9 @@ export interface MessageRow {
   edited_at: Date | null;
   /** A streamed agent reply still being written (level 3). */
   streaming: boolean;
+  /** When and by whom the message was pinned in its conversation (level 3, migration 195); null: not pinned. */
+  pinned_at?: Date | null;
+  pinned_by?: string | null;
   /** From the LEFT JOIN on threads (roots only). */
   reply_count?: number | null;
   last_reply_at?: Date | null;
@@ -70,6 +73,8 @@ export const ThreadSchema = named('Thread', z.strictObject({ reply_count: z.numb
 
 /** `streaming` exists from level 3 (streamed agent replies). */
 export const MESSAGE_STREAMING: LevelSpan = { since: 3 };
+/** Pins exist from level 3 (contract §14). */
+export const MESSAGE_PINS: LevelSpan = { since: 3 };
 
 export const MessageSchema = named(
   'Message',
@@ -90,6 +95,8 @@ export const MessageSchema = named(
     created_at: Timestamp,
     edited_at: Timestamp.nullable(),
     streaming: fromLevel(MESSAGE_STREAMING, z.boolean().optional().describe('True while an agent is still writing the message (append, then finish); on every Message at feature level 3')),
+    pinned_at: fromLevel(MESSAGE_PINS, Timestamp.nullable().optional().describe('When the message was pinned in its conversation; null when it is not pinned (feature level 3)')),
+    pinned_by: fromLevel(MESSAGE_PINS, z.string().nullable().optional().describe('Who pinned it; null when it is not pinned (feature level 3)')),
   }),
 );
 
@@ -118,6 +125,8 @@ export const MESSAGE_FIELDS = [
   'created_at',
   'edited_at',
   'streaming',
+  'pinned_at',
+  'pinned_by',
 ] as const satisfies readonly (keyof z.infer<typeof MessageSchema>)[];
 export type MessageField = (typeof MESSAGE_FIELDS)[number];
 
@@ -143,14 +152,21 @@ export type PresentMessage = (row: MessageRow, reactions?: ReactionSummary[]) =>
  * the fields of messageFieldsAt, as the history page renders them. Made once
  * per runtime (services/core/presenters.ts), so rendering asks no level.
  */
-export const messagePresenter = (level: FeatureLevel): PresentMessage =>
-  messageFieldsAt(level).includes('streaming')
-    ? (row, reactions = []) => {
-        const message = presentFields(row, reactions);
-        message.streaming = row.streaming ?? false;
-        return message;
-      }
-    : (row, reactions = []) => presentFields(row, reactions);
+export const messagePresenter = (level: FeatureLevel): PresentMessage => {
+  const fields = messageFieldsAt(level);
+  const streaming = fields.includes('streaming');
+  const pins = fields.includes('pinned_at');
+  if (!streaming && !pins) return (row, reactions = []) => presentFields(row, reactions);
+  return (row, reactions = []) => {
+    const message = presentFields(row, reactions);
+    if (streaming) message.streaming = row.streaming ?? false;
+    if (pins) {
+      message.pinned_at = row.pinned_at ?? null;
+      message.pinned_by = row.pinned_by ?? null;
+    }
+    return message;
+  };
+};
 
 const presentFields = (row: MessageRow, reactions: ReactionSummary[]): MessageObject => ({
   id: row.id,

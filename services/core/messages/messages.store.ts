@@ -26,6 +26,8 @@ const MESSAGE_COLUMNS = [
   'm.created_at',
   'm.edited_at',
   'm.streaming',
+  'm.pinned_at',
+  'm.pinned_by',
   't.reply_count',
   't.last_reply_at',
 ];
@@ -237,6 +239,8 @@ const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
   created_at: isoTime('m.created_at'),
   edited_at: isoTime('m.edited_at'),
   streaming: 'm.streaming',
+  pinned_at: isoTime('m.pinned_at'),
+  pinned_by: 'm.pinned_by',
 };
 
 /** A Message as JSON, with the fields of `level` (messageFieldsAt); `fields` overrides how some are given. */
