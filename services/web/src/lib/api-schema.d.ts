@@ -476,6 +476,46 @@ export interface paths {
         patch: operations["patchApiV1ChannelsChannelId"];
         trace?: never;
     };
+    "/api/v1/channels/{channel_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a channel: read-only, and left out of GET /channels (owners, admins, the channel's creator; not a default channel)
+         * @description Archive a channel: read-only, and left out of GET /channels (owners, admins, the channel's creator; not a default channel). Needs an API key. Answers 200 with `{data: Channel}`.
+         */
+        post: operations["postApiV1ChannelsChannelIdArchive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{channel_id}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unarchive a channel (owners, admins, the channel's creator)
+         * @description Unarchive a channel (owners, admins, the channel's creator). Needs an API key. Answers 200 with `{data: Channel}`.
+         */
+        post: operations["postApiV1ChannelsChannelIdUnarchive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{channel_id}/read": {
         parameters: {
             query?: never;
@@ -707,6 +747,50 @@ export interface paths {
          */
         post: operations["postApiV1ChannelsChannelIdTyping"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{channel_id}/pins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The channel's pinned messages, newest pin first
+         * @description The channel's pinned messages, newest pin first. Needs an API key. Answers 200 with `MessageList`.
+         */
+        get: operations["getApiV1ChannelsChannelIdPins"];
+        put?: never;
+        /**
+         * Pin a message of the channel (any member; 200 when it was pinned already); at most 100 pins
+         * @description Pin a message of the channel (any member; 200 when it was pinned already); at most 100 pins. Needs an API key. Answers 201 or 200 with `{data: Message}`.
+         */
+        post: operations["postApiV1ChannelsChannelIdPins"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{channel_id}/pins/{message_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unpin a message of the channel (any member)
+         * @description Unpin a message of the channel (any member). Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1ChannelsChannelIdPinsMessageId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -948,6 +1032,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dms/{conversation_id}/pins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The conversation's pinned messages, newest pin first
+         * @description The conversation's pinned messages, newest pin first. Needs an API key. Answers 200 with `MessageList`.
+         */
+        get: operations["getApiV1DmsConversationIdPins"];
+        put?: never;
+        /**
+         * Pin a message of the conversation (any member; 200 when it was pinned already); at most 100 pins
+         * @description Pin a message of the conversation (any member; 200 when it was pinned already); at most 100 pins. Needs an API key. Answers 201 or 200 with `{data: Message}`.
+         */
+        post: operations["postApiV1DmsConversationIdPins"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dms/{conversation_id}/pins/{message_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unpin a message of the conversation (any member)
+         * @description Unpin a message of the conversation (any member). Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1DmsConversationIdPinsMessageId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/interactions/actions": {
         parameters: {
             query?: never;
@@ -1184,6 +1312,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Security-relevant actions, newest first (owners and admins)
+         * @description Security-relevant actions, newest first (owners and admins). Needs an API key. Answers 200 with `AuditEntryList`.
+         */
+        get: operations["getApiV1AuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hooks/{webhook_id}": {
         parameters: {
             query?: never;
@@ -1321,6 +1469,29 @@ export interface components {
             data: components["schemas"]["ApiKey"][];
             pagination: components["schemas"]["Pagination"];
         };
+        AuditEntry: {
+            id: string;
+            /** @description What was done: `auth.signed_in`, `api_key.created`, `member.role_changed`, ... (docs/operations.md, "Audit log") */
+            action: string;
+            /** @description Who did it; null where no one was signed in (a failed sign-in) or a job did it */
+            actor_id: string | null;
+            actor_is_agent: boolean;
+            target_type: string | null;
+            target_id: string | null;
+            /** @description The client's address, as the API saw it (TRUSTED_PROXIES) */
+            ip: string | null;
+            user_agent: string | null;
+            /** @description What changed (names, roles, scopes, before and after); never a secret */
+            details: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+        };
+        AuditEntryList: {
+            data: components["schemas"]["AuditEntry"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         Channel: {
             id: string;
             name: string;
@@ -1332,6 +1503,12 @@ export interface components {
             created_by: string | null;
             /** Format: date-time */
             created_at: string;
+            /** @description When the channel was archived (read-only until unarchived); null when it is not (feature level 3) */
+            archived_at?: string | null;
+            /** @description How many members the channel has (feature level 3; not in events) */
+            member_count?: number;
+            /** @description Whether the caller is a member (feature level 3; not in events, which go to many) */
+            is_member?: boolean;
             /** @description The last message the caller has read (feature level 3); null before any */
             last_read_message_id?: string | null;
             /** @description Top-level messages by others after it, counted up to 1000 (feature level 3) */
@@ -1429,7 +1606,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "validation_error" | "invite_invalid" | "unauthorized" | "key_expired" | "invalid_credentials" | "forbidden" | "user_limit_reached" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "idempotency_in_progress" | "idempotency_key_reused" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_streams" | "internal_error" | "not_implemented" | "service_unavailable";
+                code: "validation_error" | "invite_invalid" | "unauthorized" | "key_expired" | "invalid_credentials" | "forbidden" | "user_limit_reached" | "channel_archived" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "idempotency_in_progress" | "idempotency_key_reused" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_streams" | "internal_error" | "not_implemented" | "service_unavailable";
                 /** @description What went wrong, naming the field at fault */
                 message: string;
             };
@@ -1582,6 +1759,10 @@ export interface components {
             edited_at: string | null;
             /** @description True while an agent is still writing the message (append, then finish); on every Message at feature level 3 */
             streaming?: boolean;
+            /** @description When the message was pinned in its conversation; null when it is not pinned (feature level 3) */
+            pinned_at?: string | null;
+            /** @description Who pinned it; null when it is not pinned (feature level 3) */
+            pinned_by?: string | null;
         };
         MessageDisplay: {
             username?: string;
@@ -1690,6 +1871,8 @@ export interface components {
             settings: {
                 /** @description Cap on human users; null: no limit */
                 max_users: number | null;
+                /** @description Days messages are kept; null: for ever (contract §16) */
+                retention_days?: number | null;
             };
             /** Format: date-time */
             created_at: string;
@@ -1698,6 +1881,19 @@ export interface components {
     responses: {
         /** @description Error with code `already_member` */
         AlreadyMember: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `channel_archived` */
+        ChannelArchived: {
             headers: {
                 "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
                 "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -1750,6 +1946,19 @@ export interface components {
         };
         /** @description Error with code `forbidden` */
         Forbidden: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `forbidden` or `channel_archived` */
+        ForbiddenOrChannelArchived: {
             headers: {
                 "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
                 "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -2057,6 +2266,7 @@ export interface operations {
                     name?: string;
                     settings?: {
                         max_users?: number | null;
+                        retention_days?: number | null;
                     };
                 };
             };
@@ -2988,6 +3198,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
+                include_archived?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -3116,6 +3327,7 @@ export interface operations {
                     name?: string;
                     description?: string;
                     is_default?: boolean;
+                    retention_days?: number | null;
                 };
             };
         };
@@ -3137,11 +3349,82 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["NameTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1ChannelsChannelIdArchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Channel"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1ChannelsChannelIdUnarchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Channel"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3255,7 +3538,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["AlreadyMember"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3290,7 +3573,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3383,7 +3666,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3454,7 +3737,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3503,7 +3786,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3547,7 +3830,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3598,7 +3881,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3679,7 +3962,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3714,6 +3997,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["ChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3744,7 +4028,133 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1ChannelsChannelIdPins: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1ChannelsChannelIdPins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1ChannelsChannelIdPinsMessageId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4003,7 +4413,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4074,7 +4484,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4123,7 +4533,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4167,7 +4577,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4218,7 +4628,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4299,7 +4709,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4334,6 +4744,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["ChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4364,7 +4775,133 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1DmsConversationIdPins: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1DmsConversationIdPins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1DmsConversationIdPinsMessageId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["ForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4652,6 +5189,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["ChannelArchived"];
             404: components["responses"]["ChannelNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4736,7 +5274,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url: string;
-                    events?: ("message.created" | "message.updated" | "message.deleted" | "reaction.added" | "reaction.removed" | "typing" | "channel.created" | "channel.updated" | "channel.member_added" | "channel.member_removed" | "dm.created" | "user.created" | "user.updated" | "member.updated" | "member.removed" | "file.ready" | "presence.updated" | "interaction.action" | "message.appended" | "event_subscription.disabled" | "channel.read")[];
+                    events?: ("message.created" | "message.updated" | "message.deleted" | "reaction.added" | "reaction.removed" | "typing" | "channel.created" | "channel.updated" | "channel.member_added" | "channel.member_removed" | "dm.created" | "user.created" | "user.updated" | "member.updated" | "member.removed" | "file.ready" | "presence.updated" | "interaction.action" | "message.appended" | "event_subscription.disabled" | "channel.read" | "message.pinned" | "message.unpinned")[];
                 };
             };
         };
@@ -4902,6 +5440,43 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getApiV1AuditLog: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                action?: "auth.signed_in" | "auth.sign_in_failed" | "auth.password_changed" | "auth.password_reset_link_created" | "auth.password_reset" | "api_key.created" | "api_key.revoked" | "user.created" | "member.role_changed" | "member.email_changed" | "member.removed" | "member.reactivated" | "invite.created" | "invite.revoked" | "invite.accepted" | "webhook.created" | "webhook.deleted" | "event_subscription.created" | "event_subscription.deleted" | "event_subscription.secret_rotated" | "channel.made_private" | "channel.made_public" | "channel.archived" | "channel.unarchived" | "emoji.created" | "emoji.deleted" | "retention.changed" | "import.started" | "import.finished" | "export.created" | "approval.answered";
+                actor_id?: string;
+                since?: string;
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     postHooksWebhookId: {
         parameters: {
             query?: never;
@@ -4946,6 +5521,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ValidationError"];
+            403: components["responses"]["ChannelArchived"];
             404: components["responses"]["NotFoundOrChannelNotFound"];
             409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4988,6 +5564,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ValidationError"];
+            403: components["responses"]["ChannelArchived"];
             404: components["responses"]["NotFoundOrChannelNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
