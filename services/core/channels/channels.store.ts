@@ -210,3 +210,21 @@ export const deleteAllMemberships = async (db: Db, userId: string): Promise<stri
   const left = await db('channel_members').where({ user_id: userId }).delete().returning('channel_id');
   return left.map((r: { channel_id: string }) => r.channel_id);
 };
+
+/**
+ * A reactivated user is back in their direct conversations: a conversation is
+ * its member set (member_key), so opening one with them again finds it, and
+ * it must hold them. Channels they left on removal are not rejoined. Returns
+ * the conversations.
+ */
+export const restoreConversationMemberships = async (db: Db, workspaceId: string, userId: string): Promise<string[]> => {
+  const { rows } = await db.raw<{ rows: { channel_id: string }[] }>(
+    `INSERT INTO channel_members (channel_id, user_id, workspace_id)
+     SELECT c.id, ?::uuid, c.workspace_id FROM channels c
+      WHERE c.workspace_id = ? AND c.kind IN ('dm', 'group_dm') AND ?::text = ANY (string_to_array(c.member_key, ','))
+     ON CONFLICT (channel_id, user_id) DO NOTHING
+     RETURNING channel_id`,
+    [userId, workspaceId, userId],
+  );
+  return rows.map((r) => r.channel_id);
+};
