@@ -7,6 +7,8 @@ import { expectError, expectOk } from '../support/expect.js';
 import { busEvents } from '../support/bus.js';
 import { level3Stack, newWorkspace, uniqueName, type TestWorkspace } from '../support/stack.js';
 import type { Stack } from '../../services/stack.js';
+import { pinsPageSql } from '../../services/core/pins/pins.store.js';
+import { messageSqlAt } from '../../services/core/messages/messages.store.js';
 
 describe('pins (level 3)', () => {
   let s: Stack;
@@ -161,5 +163,23 @@ describe('pins (level 3)', () => {
     expect(statuses.filter((st) => st === 409)).to.have.length(10);
     for (const r of answers.filter((x) => x.status === 409)) expectError(r, 409, 'conflict');
     expect(await pinCount(channelId)).to.equal(100);
+  });
+
+  it('reads a conversation\'s pins and counts them on messages_channel_pins, not its other messages', async () => {
+    const channelId = await newChannel();
+    await s.rt.db.raw(
+      `INSERT INTO messages (workspace_id, channel_id, author_id, content) SELECT ?, ?, ?, 'message ' || g FROM generate_series(1, 3000) g`,
+      [ws.workspaceId, channelId, ws.ownerId],
+    );
+    await s.rt.db.raw(`UPDATE messages SET pinned_at = now() - make_interval(secs => seq), pinned_by = ? WHERE id IN (SELECT id FROM messages WHERE channel_id = ? LIMIT 20)`, [ws.ownerId, channelId]);
+    await s.rt.db.raw('ANALYZE messages');
+    const plan = async (sql: string, bindings: unknown[]) =>
+      ((await s.rt.db.raw(`EXPLAIN ${sql}`, bindings as never)).rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
+    for (const cursor of [null, 1e15]) {
+      const page = await plan(pinsPageSql(messageSqlAt(3).json), [channelId, cursor, cursor, 51]);
+      expect(page).to.include('messages_channel_pins').and.not.match(/Seq Scan on messages/);
+    }
+    const count = await plan(s.rt.db('messages').where({ channel_id: channelId }).whereNotNull('pinned_at').count('* as n').toString(), []);
+    expect(count).to.include('messages_channel_pins');
   });
 });

@@ -26,15 +26,15 @@ export const unpin = async (trx: Knex.Transaction, channelId: string, messageId:
  * cursor is the last pin's time in microseconds since the epoch: pins of one
  * conversation are made one at a time (lockForPins), so no two share one.
  */
-export async function listPins(db: Db, messageJson: string, o: { channelId: string; beforeMicros?: number; limit: number }): Promise<{ message: string; micros: number }[]> {
-  const { rows } = await db.raw<{ rows: { message: string; micros: string }[] }>(
-    `SELECT ${messageJson}::text AS message, (extract(epoch FROM m.pinned_at) * 1000000)::bigint AS micros
+/** `?`: channel id, cursor (twice; null for the first page), limit + 1. */
+export const pinsPageSql = (messageJson: string) => `SELECT ${messageJson}::text AS message, (extract(epoch FROM m.pinned_at) * 1000000)::bigint AS micros
        FROM messages m
       WHERE m.channel_id = ? AND m.pinned_at IS NOT NULL
         AND (?::bigint IS NULL OR m.pinned_at < timestamptz 'epoch' + ?::bigint * interval '1 microsecond')
       ORDER BY m.pinned_at DESC, m.id DESC
-      LIMIT ?`,
-    [o.channelId, o.beforeMicros ?? null, o.beforeMicros ?? null, o.limit + 1],
-  );
+      LIMIT ?`;
+
+export async function listPins(db: Db, messageJson: string, o: { channelId: string; beforeMicros?: number; limit: number }): Promise<{ message: string; micros: number }[]> {
+  const { rows } = await db.raw<{ rows: { message: string; micros: string }[] }>(pinsPageSql(messageJson), [o.channelId, o.beforeMicros ?? null, o.beforeMicros ?? null, o.limit + 1]);
   return rows.map((r) => ({ message: r.message, micros: Number(r.micros) }));
 }
