@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { expectError, expectOk } from '../support/expect.js';
 import { busEvents } from '../support/bus.js';
-import { level3Stack, newWorkspace, uniqueName, type TestWorkspace } from '../support/stack.js';
+import { level3Stack, newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
 import { Client } from '../support/client.js';
 import type { Stack } from '../../services/stack.js';
 
@@ -174,5 +174,29 @@ describe('archived channels (level 3)', () => {
     expect(expectOk(await joiner.client.get(`/api/v1/channels/${b.id}`)).data).to.include({ member_count: 1, is_member: false, archived_at: null });
     const created = expectOk(await joiner.client.post('/api/v1/channels', { name: uniqueName('c') }), 201).data;
     expect(created).to.include({ member_count: 1, is_member: true, archived_at: null });
+  });
+});
+
+describe('level 2 knows nothing of pins, archiving or reactivation', () => {
+  it('answers 404 on their routes and carries none of their fields', async () => {
+    const ws = await newWorkspace();
+    const bot = await ws.user({ is_agent: true });
+    const channel = expectOk(await ws.owner.post('/api/v1/channels', { name: uniqueName('c') }), 201).data;
+    expect(channel).not.to.have.any.keys('archived_at', 'member_count', 'is_member');
+    const listed = expectOk(await ws.owner.get('/api/v1/channels?limit=200')).data.find((c: { id: string }) => c.id === channel.id);
+    expect(listed).not.to.have.any.keys('archived_at', 'member_count', 'is_member');
+    const m = expectOk(await ws.owner.post(`/api/v1/channels/${channel.id}/messages`, { content: 'x' }), 201).data;
+    expect(m).not.to.have.any.keys('pinned_at', 'pinned_by');
+    expect(expectOk(await ws.owner.get(`/api/v1/channels/${channel.id}/messages`)).data[0]).not.to.have.any.keys('pinned_at', 'pinned_by');
+    for (const res of [
+      await ws.owner.post(`/api/v1/channels/${channel.id}/pins`, { message_id: m.id }),
+      await ws.owner.get(`/api/v1/channels/${channel.id}/pins`),
+      await ws.owner.post(`/api/v1/channels/${channel.id}/archive`),
+      await ws.owner.post(`/api/v1/workspaces/current/members/${bot.id}/reactivate`),
+      await ws.owner.get(`/api/v1/users/${bot.id}/api-keys`),
+    ]) {
+      expectError(res, 404, 'not_found');
+    }
+    expect(await stack().rt.db('channels').where({ id: channel.id }).first('archived_at')).to.deep.equal({ archived_at: null });
   });
 });
