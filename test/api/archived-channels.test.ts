@@ -37,6 +37,11 @@ describe('archived channels (level 3)', () => {
     const base = `/api/v1/channels/${channel.id}`;
     expectOk(await ws.owner.post(`${base}/members`, { user_id: member.id }), 201);
     const m = expectOk(await ws.owner.post(`${base}/messages`, { content: 'before' }), 201).data;
+    const buttons = {
+      type: 'doc',
+      content: [{ type: 'block_button_group', attrs: { blockName: 'button_group', version: 1, props: { buttons: [{ label: 'Go', actionId: 'go' }] } } }],
+    };
+    const card = expectOk(await ws.owner.post(`${base}/messages`, { content: 'Deploy?', content_json: buttons }), 201).data;
     const streaming = expectOk(await ws.owner.post(`${base}/messages`, { content: 'writing', streaming: true }), 201).data;
     expectOk(await ws.owner.post(`${base}/messages/${m.id}/reactions`, { emoji: 'eyes' }), 201);
     expectOk(await ws.owner.post(`${base}/pins`, { message_id: m.id }), 201);
@@ -49,6 +54,7 @@ describe('archived channels (level 3)', () => {
       members: await s.rt.db('channel_members').where({ channel_id: channel.id }).orderBy('user_id').pluck('user_id'),
       channel: await s.rt.db('channels').where({ id: channel.id }).first('name', 'description'),
       hooks: await s.rt.db('incoming_webhooks').where({ channel_id: channel.id }).count('* as n').first(),
+      clicks: await s.rt.db('interactions').where({ channel_id: channel.id }).count('* as n').first(),
     });
 
     const archived = expectOk(await ws.owner.post(`${base}/archive`)).data;
@@ -71,6 +77,7 @@ describe('archived channels (level 3)', () => {
       ['leave', () => member.client.delete(`${base}/members/${member.id}`)],
       ['rename', () => ws.owner.patch(base, { name: uniqueName('renamed') })],
       ['type', () => ws.owner.post(`${base}/typing`)],
+      ['click a button', () => member.client.post('/api/v1/interactions/actions', { message_id: card.id, action_id: 'go' })],
       ['create a webhook', () => ws.owner.post('/api/v1/webhooks/incoming', { channel_id: channel.id, name: 'another' })],
       ['post through a webhook', () => new Client(s.url).post(`/hooks/${hook.id}`, { content: 'hook after' })],
       ['post through a compatible webhook', () => new Client(s.url).post(`/hooks/compat/${hook.id}`, { text: 'compat after' })],
