@@ -144,6 +144,8 @@ export class AccessCache {
       case 'channel.updated': {
         const id = (data.channel as { id?: string } | undefined)?.id;
         this.dropAccess((key) => key.startsWith(`${id}:`));
+        // its hooks too: whether their channel is archived is cached with them
+        for (const [hookId, entry] of this.hooks) if ((entry.value as { channel_id?: unknown }).channel_id === id) this.hooks.delete(hookId);
         break;
       }
       default:

@@ -10,6 +10,7 @@ export const ERROR_STATUS = {
   forbidden: 403,
   user_limit_reached: 403,
   insufficient_scope: 403,
+  channel_archived: 403,
   not_found: 404,
   channel_not_found: 404,
   already_member: 409,
@@ -40,6 +41,7 @@ export const ERROR_SINCE: Partial<Record<ErrorCode, 3>> = {
   insufficient_scope: 3,
   gone: 3,
   agent_chain_limit: 3,
+  channel_archived: 3,
 };
 
 export class AppError extends Error {

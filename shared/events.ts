@@ -44,6 +44,9 @@ export const EVENT_TYPES = [
   'user_group.created',
   'user_group.updated',
   'user_group.deleted',
+  // Level 3 (contract §14).
+  'message.pinned',
+  'message.unpinned',
 ] as const;
 
 /** Internal events route work inside the stack and never reach clients. */

@@ -23,6 +23,7 @@ import { interactionRoutes } from './modules/interactions/interactions.routes.js
 import { searchRoutes } from './modules/search/search.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
 import { userGroupRoutes } from './modules/user-groups/user-groups.routes.js';
+import { pinRoutes } from './modules/pins/pins.routes.js';
 import { userRoutes } from './modules/users/users.routes.js';
 import { preferenceRoutes } from './modules/preferences/preferences.routes.js';
 import { hookRoutes, webhookRoutes } from './modules/webhooks/webhooks.routes.js';
@@ -45,6 +46,7 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   inviteRoutes(v1);
   channelRoutes(v1);
   messageRoutes(v1, { base: '/channels/{channel_id}', param: 'channel_id', kind: 'channel', tag: 'Messages', typing: true });
+  pinRoutes(v1, { base: '/channels/{channel_id}', param: 'channel_id', kind: 'channel', tag: 'Messages' });
   dmRoutes(v1);
   agentRoutes(v1, { base: '/channels/{channel_id}', param: 'channel_id', kind: 'channel', tag: 'Agents' });
   agentRoutes(v1, { base: '/dms/{conversation_id}', param: 'conversation_id', kind: 'conversation', tag: 'Agents' });

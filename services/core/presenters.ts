@@ -11,6 +11,7 @@ import { GROUP_MENTIONS, messagePresenter, type PresentMessage } from './message
 import { messageSqlAt, type MessageSql } from './messages/messages.store.js';
 import { FILES_FOLLOW_CONVERSATIONS } from './files/files.presenter.js';
 import { AGENTS_AT_HOME } from './agents/agents.schemas.js';
+import { TEAM_CHANNELS, channelPresenter, type ChannelObject, type ChannelRow } from './channels/channels.presenter.js';
 import { READ_STATE } from './read-state/read-state.schemas.js';
 import { SEARCH } from './search/search.schemas.js';
 import { userPresenterTo, type PresentUserTo } from './users/users.presenter.js';
@@ -37,6 +38,10 @@ export interface Presenters {
   agentsAtHome: boolean;
   /** Whether `@name`, `@here`, `@channel` and `@<group>` written in content mention (contract §14), beside content_json's mention nodes. */
   textMentions: boolean;
+  /** The Channel (`archived_at`, `member_count`, `is_member` where the level has them). */
+  channel: (row: ChannelRow) => ChannelObject;
+  /** Whether channels can be archived, and lists leave archived ones out unless asked (contract §14). */
+  archivedChannels: boolean;
 }
 
 export const presentersAt = (level: FeatureLevel): Presenters => ({
@@ -50,6 +55,8 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   apiKey: apiKeyPresenter(level),
   agentsAtHome: existsAt(AGENTS_AT_HOME, level),
   textMentions: existsAt(GROUP_MENTIONS, level),
+  channel: channelPresenter(level),
+  archivedChannels: existsAt(TEAM_CHANNELS, level),
 });
 
 // The runtime carries them; shared/runtime.ts cannot name core's types, so

@@ -174,6 +174,7 @@ function inputAt<S extends z.ZodType | undefined>(schema: S, level: FeatureLevel
 }
 const noNext = async () => {};
 
+
 /** The request's client address (behind TRUSTED_PROXIES: shared/http/client-address.ts) and user agent, bounded. */
 export const originOf = (ctx: AppContext): RequestOrigin => ({ ip: ctx.ip || null, userAgent: ctx.get('user-agent').slice(0, 512) || null });
 

@@ -6,7 +6,11 @@
 // behave as before.
 import { issueApiKey, limitsOfRow, type Actor, type ApiKeyRow, type PresentApiKey } from '../../../shared/auth.js';
 import type { Knex } from '../../../shared/db/knex.js';
-import { AppError } from '../../../shared/errors.js';
+import { AppError, forbidden, notFound } from '../../../shared/errors.js';
+import type { PageQuery } from '../../../shared/http/envelope.js';
+import { isUuid } from '../../../shared/ids.js';
+import { canCreateUsers } from '../users/users.policy.js';
+import { findActiveUser } from '../users/users.store.js';
 import { recordEvents } from '../../../shared/events.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { recordAudit } from '../audit/audit.store.js';
@@ -14,20 +18,6 @@ import { narrowLimits, type KeyLimits, type Scope } from '../../../shared/scopes
 import { requireReadableIds } from '../channels/channels.access.js';
 import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
 
-/** GET /api-keys: the caller's live keys, oldest first (keyset pages). */
-export async function listOwnKeys(rt: Runtime, actor: Actor, q: { limit: number; cursor?: string }) {
-  const after = decodeCursor(q.cursor);
-  const rows = await rt
-    .db<ApiKeyRow>('api_keys')
-    .where({ user_id: actor.userId })
-    .whereNull('revoked_at')
-    .modify((query) => {
-      if (after !== undefined) query.where('seq', '>', after);
-    })
-    .orderBy('seq')
-    .limit(q.limit + 1);
-  return pageOf(rows, q.limit, rt.presenters.apiKey);
-}
 
 export interface ParentKey {
   id: string;
@@ -131,4 +121,60 @@ export async function revokeKeyTrees(rt: Runtime, trx: Knex.Transaction, rootIds
     revoked.map((k) => ({ type: 'api_key.revoked' as const, to: { scope: 'users' as const, workspace_id: k.workspace_id, user_ids: [k.user_id] }, data: { key_id: k.id } })),
   );
   return revoked.map((k) => k.id);
+}
+
+/** A user's live keys (not revoked), oldest first, a keyset page. */
+export async function listKeys(rt: Runtime, userId: string, q: PageQuery) {
+  const after = decodeCursor(q.cursor);
+  const rows = await rt
+    .db<ApiKeyRow>('api_keys')
+    .where({ user_id: userId })
+    .whereNull('revoked_at')
+    .modify((query) => {
+      if (after !== undefined) query.where('seq', '>', after);
+    })
+    .orderBy('seq')
+    .limit(q.limit + 1);
+  return pageOf(rows, q.limit, rt.presenters.apiKey);
+}
+
+/**
+ * Revokes one live key of `userId` and every key made from it, with its
+ * api_key.revoked audit entry, in one transaction; 404 when the user has no
+ * such live key.
+ */
+export async function revokeKey(rt: Runtime, actor: Actor, userId: string, keyId: string, details?: Record<string, unknown>): Promise<void> {
+  if (!isUuid(keyId)) throw notFound('API key');
+  await rt.db.transaction(async (trx) => {
+    const live = await trx('api_keys').where({ id: keyId, user_id: userId }).whereNull('revoked_at').first('id');
+    if (!live) throw notFound('API key');
+    // Open streams authenticated with this key end (the gateway listens); keys made from it end with it,
+    // but the calling key's own branch: a browser revoking the sign-in link's key it was made from
+    // (the web app's one-time `#key=` link) stays signed in, bounded by that key's expiry as before.
+    await revokeKeyTrees(rt, trx, [keyId], actor.keyId);
+    await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'api_key.revoked', actor, target: { type: 'api_key', id: keyId }, ...(details ? { details } : {}) });
+  });
+}
+
+/**
+ * An agent of the caller's workspace whose keys an owner or admin manages
+ * (level 3, contract §14). People's keys stay theirs (removing a person ends
+ * them), and agents never manage other agents' credentials, as they never
+ * create users: 403. A user who is not there (or removed): 404.
+ */
+export async function requireManagedAgent(rt: Runtime, actor: Actor, userId: string) {
+  if (!canCreateUsers(actor)) throw forbidden(actor.isAgent ? "agents do not manage other users' keys" : "only workspace owners and admins manage an agent's keys");
+  const user = await findActiveUser(rt.db, actor.workspaceId, userId);
+  if (!user) throw notFound('User');
+  if (!user.is_agent) throw forbidden("a person's keys are their own: remove the member to end them");
+  return user;
+}
+
+/** A new root key for an agent, by an owner or admin (a reactivated agent's way back; a rotation): audited api_key.created. */
+export function issueAgentKey(rt: Runtime, actor: Actor, agentId: string, o: { name: string; expiresAt?: Date | null }) {
+  return rt.db.transaction(async (trx) => {
+    const issued = await issueApiKey(trx, { workspaceId: actor.workspaceId, userId: agentId, name: o.name, expiresAt: o.expiresAt });
+    await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'api_key.created', actor, target: { type: 'api_key', id: issued.id }, details: { name: issued.name, prefix: issued.prefix, expires_at: issued.expires_at, user_id: agentId } });
+    return issued;
+  });
 }

@@ -9,7 +9,8 @@ import type { Db } from '../../../shared/db/knex.js';
 import { findWithMembership, readableIdsAmong, type Readable } from './channels.store.js';
 import { reachesConversation } from '../../../shared/scopes.js';
 import type { AccessCache } from '../../../shared/access-cache.js';
-import { notFound } from '../../../shared/errors.js';
+import { AppError, notFound } from '../../../shared/errors.js';
+import type { ChannelRow } from './channels.presenter.js';
 
 export type ChannelKind = 'channel' | 'conversation';
 
@@ -70,4 +71,14 @@ export async function requireReadableIds(db: Db, actor: Actor, ids: readonly str
   const readable = new Set(await readableIdsAmong(db, { workspaceId: actor.workspaceId, userId: actor.userId, ids }));
   const hidden = ids.find((id) => !readable.has(id));
   if (hidden !== undefined) throw notFound(`Conversation ${hidden}`);
+}
+
+/**
+ * An archived channel (level 3, contract §14) stays readable and refuses every
+ * write: posts, edits, deletes, reactions, pins, members, hooks, streamed
+ * appends. Every write path calls this after requireReadable, so the refusal
+ * is one code in one place.
+ */
+export function refuseArchived(channel: Pick<ChannelRow, 'archived_at'>): void {
+  if (channel.archived_at) throw new AppError('channel_archived', 'the channel is archived: it is read-only until an owner, an admin or its creator unarchives it');
 }

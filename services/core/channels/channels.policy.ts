@@ -33,3 +33,6 @@ export const canAddMember = (channel: Pick<ChannelRow, 'is_private'>, isMember: 
  */
 export const canRemoveMember = (actor: Actor, isMember: boolean, targetUserId: string) =>
   targetUserId === actor.userId || isAdmin(actor) || isMember;
+
+/** Archiving and unarchiving a channel (contract §14): owners, admins, and whoever created it. */
+export const canArchive = (actor: Actor, channel: Pick<ChannelRow, 'created_by'>) => isAdmin(actor) || channel.created_by === actor.userId;

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { PageQuery } from '../../../shared/http/envelope.js';
 import { isUuid } from '../../../shared/ids.js';
 import { RetentionDays } from '../retention/retention.schemas.js';
+import { fromLevel } from '../../../shared/feature-level.js';
+import { TEAM_CHANNELS } from './channels.presenter.js';
 
 /** Length in characters as people count them (code points), not UTF-16 units. */
 export const charCount = (s: string) => {
@@ -46,3 +48,16 @@ export const AddMemberBody = z.strictObject({
 });
 
 export const ListQuery = PageQuery;
+
+/** GET /channels: level 3 leaves archived channels out unless `include_archived=true`. */
+export const ListChannelsQuery = PageQuery.extend({
+  include_archived: fromLevel(
+    TEAM_CHANNELS,
+    z
+      .enum(['true', 'false'])
+      .transform((v) => v === 'true')
+      .optional()
+      .describe('true: archived channels too (feature level 3)'),
+  ),
+});
+export type ListChannelsInput = z.infer<typeof ListChannelsQuery>;

@@ -9,10 +9,10 @@ import { decodeCursor, pageOf, type PageQuery } from '../../../shared/http/envel
 import { presentUser } from '../users/users.presenter.js';
 import { findActiveUser } from '../users/users.store.js';
 import { withReadState } from '../read-state/read-state.js';
-import { requireReadable } from './channels.access.js';
-import { canAddMember, canRemoveMember, canSetDefault, canSetRetention, canUpdateChannel } from './channels.policy.js';
-import { presentChannel, presentMember, type ChannelRow } from './channels.presenter.js';
-import type { CreateChannelInput, UpdateChannelInput } from './channels.schemas.js';
+import { refuseArchived, requireReadable } from './channels.access.js';
+import { canAddMember, canArchive, canRemoveMember, canSetDefault, canSetRetention, canUpdateChannel } from './channels.policy.js';
+import { presentMember, type ChannelRow } from './channels.presenter.js';
+import type { CreateChannelInput, ListChannelsInput, UpdateChannelInput } from './channels.schemas.js';
 import * as store from './channels.store.js';
 import { recordAudit } from '../audit/audit.store.js';
 
@@ -26,7 +26,7 @@ const channelAddress = (channel: ChannelRow): AxidEvent['to'] =>
     ? { scope: 'channel', workspace_id: channel.workspace_id, channel_id: channel.id }
     : { scope: 'workspace', workspace_id: channel.workspace_id };
 
-export async function listChannels(rt: Runtime, actor: Actor, q: PageQuery) {
+export async function listChannels(rt: Runtime, actor: Actor, q: ListChannelsInput) {
   const rows = await rt.reads.read(actor, (db) =>
     store.listVisibleChannels(db, {
       workspaceId: actor.workspaceId,
@@ -34,16 +34,46 @@ export async function listChannels(rt: Runtime, actor: Actor, q: PageQuery) {
       after: decodeCursor(q.cursor),
       limit: q.limit,
       conversationIds: actor.conversationIds,
+      membership: rt.presenters.archivedChannels,
+      includeArchived: q.include_archived ?? false,
     }),
   );
-  const page = pageOf(rows, q.limit, presentChannel);
+  const page = pageOf(rows, q.limit, rt.presenters.channel);
   return { ...page, items: await withReadState(rt, actor, page.items) };
 }
 
+/** A channel as its viewer reads it: at level 3 with its member count and whether they are in it. */
+async function presentFor(rt: Runtime, db: Knex | Knex.Transaction, channel: ChannelRow, isMember: boolean) {
+  if (!rt.presenters.archivedChannels) return rt.presenters.channel(channel);
+  return rt.presenters.channel({ ...channel, member_count: await store.countMembers(db, channel.id), is_member: isMember });
+}
+
 export async function getChannel(rt: Runtime, actor: Actor, channelId: string) {
-  const { channel } = await requireReadable(rt.db, actor, channelId);
-  const [shown] = await withReadState(rt, actor, [presentChannel(channel)]);
+  const { channel, isMember } = await requireReadable(rt.db, actor, channelId);
+  const [shown] = await withReadState(rt, actor, [await presentFor(rt, rt.db, channel, isMember)]);
   return shown!;
+}
+
+/**
+ * Archives or unarchives a channel (level 3, contract §14): owners, admins and
+ * its creator; a default channel is never archived (409). Doing what is done
+ * already changes nothing and answers the channel. The change, its audit entry
+ * and channel.updated commit together; the channel's row is locked, so a pin or
+ * another archive in flight sees the outcome.
+ */
+export async function setArchived(rt: Runtime, actor: Actor, channelId: string, archived: boolean) {
+  const { channel, isMember } = await requireReadable(rt.db, actor, channelId);
+  if (!canArchive(actor, channel)) throw forbidden('only workspace owners, admins and the channel\'s creator archive or unarchive it');
+  return rt.db.transaction(async (trx) => {
+    const locked = (await store.lockChannel(trx, channel.id)) as ChannelRow;
+    if (archived && locked.is_default) throw new AppError('conflict', 'a default channel cannot be archived: make it not default first (PATCH is_default false)');
+    if ((locked.archived_at !== null) === archived) return presentFor(rt, trx, { ...locked, parent_hidden: channel.parent_hidden }, isMember);
+    const updated = await store.setArchived(trx, channel.id, archived);
+    await recordAudit(trx, { workspaceId: actor.workspaceId, action: archived ? 'channel.archived' : 'channel.unarchived', actor, target: { type: 'channel', id: channel.id }, details: { name: updated.name } });
+    const parentPrivate = await store.parentIsPrivate(trx, updated);
+    await recordEvents(rt, trx, [{ type: 'channel.updated', to: channelAddress(updated), data: { channel: rt.presenters.channel({ ...updated, parent_hidden: parentPrivate }) } }]);
+    return presentFor(rt, trx, { ...updated, parent_hidden: channel.parent_hidden }, isMember);
+  });
 }
 
 export async function createChannel(rt: Runtime, actor: Actor, input: CreateChannelInput) {
@@ -72,8 +102,8 @@ export async function createChannel(rt: Runtime, actor: Actor, input: CreateChan
       });
       await store.insertMember(trx, { channel_id: channel.id, user_id: actor.userId, workspace_id: actor.workspaceId });
       const parentPrivate = await store.parentIsPrivate(trx, channel);
-      await recordEvents(rt, trx, [{ type: 'channel.created', to: channelAddress(channel), data: { channel: presentChannel({ ...channel, parent_hidden: parentPrivate }) } }]);
-      return presentChannel(channel); // the creator reads the parent
+      await recordEvents(rt, trx, [{ type: 'channel.created', to: channelAddress(channel), data: { channel: rt.presenters.channel({ ...channel, parent_hidden: parentPrivate }) } }]);
+      return presentFor(rt, trx, channel, true); // the creator reads the parent
     });
   } catch (err) {
     if (isUniqueViolation(err, 'channels_workspace_name')) throw nameTaken(input.name);
@@ -87,15 +117,16 @@ export async function updateChannel(rt: Runtime, actor: Actor, channelId: string
   if (!canUpdateChannel(actor, isMember)) throw forbidden('only members of the channel, admins and owners update it: join it first');
   if (patch.is_default !== undefined && !canSetDefault(actor)) throw forbidden('only workspace owners and admins change is_default');
   if (patch.retention_days !== undefined && !canSetRetention(actor)) throw forbidden('only workspace owners and admins change retention_days');
-  if (Object.keys(patch).length === 0) return presentChannel(channel);
+  refuseArchived(channel);
+  if (Object.keys(patch).length === 0) return presentFor(rt, db, channel, isMember);
   try {
     return await db.transaction(async (trx) => {
       if (patch.name !== undefined && (await store.visibleChannelNamed(trx, actor.workspaceId, actor.userId, patch.name, channel.id))) throw nameTaken(patch.name);
       const updated = await store.updateChannel(trx, channel.id, patch.retention_days !== undefined ? { ...patch, retention_set: true } : patch);
       if (patch.retention_days !== undefined && (!channel.retention_set || channel.retention_days !== patch.retention_days)) await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'retention.changed', actor, target: { type: 'channel', id: channel.id }, details: { from: channel.retention_set ? channel.retention_days : 'workspace', to: patch.retention_days } });
       const parentPrivate = await store.parentIsPrivate(trx, updated);
-      await recordEvents(rt, trx, [{ type: 'channel.updated', to: channelAddress(updated), data: { channel: presentChannel({ ...updated, parent_hidden: parentPrivate }) } }]);
-      return presentChannel({ ...updated, parent_hidden: channel.parent_hidden });
+      await recordEvents(rt, trx, [{ type: 'channel.updated', to: channelAddress(updated), data: { channel: rt.presenters.channel({ ...updated, parent_hidden: parentPrivate }) } }]);
+      return presentFor(rt, trx, { ...updated, parent_hidden: channel.parent_hidden }, isMember);
     });
   } catch (err) {
     if (isUniqueViolation(err, 'channels_workspace_name')) throw nameTaken(patch.name ?? '');
@@ -117,6 +148,7 @@ export async function addMember(rt: Runtime, actor: Actor, channelId: string, us
   const { channel, isMember } = await requireReadable(db, actor, channelId);
   // Only members add others to a private channel (a non-member never gets past the 404 above).
   if (!canAddMember(channel, isMember)) throw forbidden('only members of a private channel add others to it');
+  refuseArchived(channel);
   return db.transaction(async (trx) => {
     // The target must be an active member of this workspace.
     const user = await findActiveUser(trx, actor.workspaceId, userId);
@@ -142,6 +174,7 @@ export async function removeMember(rt: Runtime, actor: Actor, channelId: string,
   if (!canRemoveMember(actor, isMember, userId)) {
     throw forbidden('only members of the channel, workspace admins and owners remove someone else from a channel');
   }
+  refuseArchived(channel);
   await db.transaction(async (trx) => {
     const removed = isUuid(userId) && (await store.deleteMember(trx, channel.id, userId));
     if (!removed) throw notFound('Channel member');

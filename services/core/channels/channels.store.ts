@@ -29,10 +29,16 @@ const parentHidden = (db: Db, userId: string) =>
 export const parentIsPrivate = async (db: Db, channel: ChannelRow): Promise<boolean> =>
   channel.parent_channel_id !== null && (await db('channels').where({ id: channel.parent_channel_id, is_private: true }).first('id')) !== undefined;
 
-/** Public channels and the private ones the user is in, oldest first (channels_workspace_seq). */
+/**
+ * Public channels and the private ones the user is in, oldest first
+ * (channels_workspace_seq). Level 3 (`membership`): each with its member count
+ * and whether the user is in it, computed here for the page (one query, no
+ * query per channel: channel_members' primary key counts them), and archived
+ * ones left out unless `includeArchived`.
+ */
 export const listVisibleChannels = (
   db: Db,
-  o: { workspaceId: string; userId: string; after?: number; limit: number; conversationIds?: readonly string[] | null },
+  o: { workspaceId: string; userId: string; after?: number; limit: number; membership?: boolean; includeArchived?: boolean; conversationIds?: readonly string[] | null },
 ): Promise<ChannelRow[]> =>
   db('channels as c')
     .where({ 'c.workspace_id': o.workspaceId, 'c.kind': 'channel' })
@@ -45,10 +51,32 @@ export const listVisibleChannels = (
       if (o.after !== undefined) q.where('c.seq', '>', o.after);
       // A key limited to conversations lists only those (shared/scopes.ts).
       if (o.conversationIds) q.whereIn('c.id', o.conversationIds);
+      if (o.membership && !o.includeArchived) q.whereNull('c.archived_at');
     })
     .orderBy('c.seq')
     .limit(o.limit + 1)
-    .select('c.*', parentHidden(db, o.userId));
+    .select('c.*', parentHidden(db, o.userId))
+    .modify((q) => {
+      if (o.membership) q.select(memberCount(db), isMemberOf(db, o.userId));
+    });
+
+/** `member_count` and `is_member` of a channel row `c` for viewer `userId` (ChannelRow, level 3). */
+const memberCount = (db: Db) => db.raw('(SELECT count(*) FROM channel_members mc WHERE mc.channel_id = c.id)::int AS member_count');
+const isMemberOf = (db: Db, userId: string) =>
+  db.raw('EXISTS (SELECT 1 FROM channel_members me WHERE me.channel_id = c.id AND me.user_id = ?) AS is_member', [userId]);
+
+/** How many members a channel has. */
+export const countMembers = async (db: Db, channelId: string): Promise<number> =>
+  Number((await db('channel_members').where({ channel_id: channelId }).count<{ n: string }>('* as n').first())?.n ?? 0);
+
+/** The channel row locked against concurrent archiving and pinning (FOR NO KEY UPDATE: posts, which take FOR KEY SHARE, never wait). */
+export const lockChannel = (trx: Db, channelId: string) => trx<ChannelRow>('channels').where({ id: channelId }).forNoKeyUpdate().first();
+
+/** Archives (now) or unarchives a channel; returns its row. */
+export const setArchived = async (db: Db, channelId: string, archived: boolean): Promise<ChannelRow> => {
+  const [row] = await db<ChannelRow>('channels').where({ id: channelId }).update({ archived_at: archived ? db.fn.now() : null } as never).returning('*');
+  return row as ChannelRow;
+};
 
 /** Inserts a membership; undefined when it already existed. */
 export const insertMember = async (db: Db, m: { channel_id: string; user_id: string; workspace_id: string }): Promise<MemberRow | undefined> => {
@@ -219,3 +247,21 @@ export const markAllRead = async (db: Db, channelIds: string[]) =>
           WHERE cm.channel_id = c.id AND coalesce(cm.last_read_seq, 0) < s.seq`,
         [channelIds],
       );
+
+/**
+ * A reactivated user is back in their direct conversations: a conversation is
+ * its member set (member_key), so opening one with them again finds it, and
+ * it must hold them. Channels they left on removal are not rejoined. Returns
+ * the conversations.
+ */
+export const restoreConversationMemberships = async (db: Db, workspaceId: string, userId: string): Promise<string[]> => {
+  const { rows } = await db.raw<{ rows: { channel_id: string }[] }>(
+    `INSERT INTO channel_members (channel_id, user_id, workspace_id)
+     SELECT c.id, ?::uuid, c.workspace_id FROM channels c
+      WHERE c.workspace_id = ? AND c.kind IN ('dm', 'group_dm') AND ?::text = ANY (string_to_array(c.member_key, ','))
+     ON CONFLICT (channel_id, user_id) DO NOTHING
+     RETURNING channel_id`,
+    [userId, workspaceId, userId],
+  );
+  return rows.map((r) => r.channel_id);
+};

@@ -6,7 +6,7 @@ import { AppError, invalid, notFound } from '../../../shared/errors.js';
 import { recordEvents } from '../../../shared/events.js';
 import { isUuid } from '../../../shared/ids.js';
 import type { Runtime } from '../../../shared/runtime.js';
-import { requireReadable } from '../channels/channels.access.js';
+import { refuseArchived, requireReadable } from '../channels/channels.access.js';
 import type { ContentNode } from '../messages/messages.presenter.js';
 import { presentInteraction } from './interactions.presenter.js';
 import { countClick } from './interactions.limits.js';
@@ -37,13 +37,15 @@ export async function invokeAction(rt: Runtime, actor: Actor, body: ActionInput)
   // the same work: an unknown one runs the access check too (for a channel
   // that is not there), so neither answers sooner than the other.
   const readable = await requireReadable(rt.db, actor, target?.channel_id ?? NO_CHANNEL, target && target.kind !== 'channel' ? 'conversation' : 'channel', rt.access).then(
-    () => true,
+    (found) => found.channel,
     (err: unknown) => {
-      if (err instanceof AppError && err.code === 'not_found') return false;
+      if (err instanceof AppError && err.code === 'not_found') return undefined;
       throw err;
     },
   );
   if (!target || !readable) throw notFound('Message');
+  // A click is a write in the conversation: an archived channel takes none.
+  refuseArchived(readable);
   if (!actionIdsOf(target.content_json).has(body.action_id)) {
     throw invalid(`action_id: the message has no button with actionId "${body.action_id}"`);
   }

@@ -23,6 +23,9 @@ export interface MessageRow {
   streaming: boolean;
   /** `here`, `channel` or user group ids its content mentions (level 3; absent on rows made before migration 190 was read). */
   mentioned_group_ids?: string[];
+  /** When and by whom the message was pinned in its conversation (level 3, migration 195); null: not pinned. */
+  pinned_at?: Date | null;
+  pinned_by?: string | null;
   /** From the LEFT JOIN on threads (roots only). */
   reply_count?: number | null;
   last_reply_at?: Date | null;
@@ -74,6 +77,8 @@ export const ThreadSchema = named('Thread', z.strictObject({ reply_count: z.numb
 export const MESSAGE_STREAMING: LevelSpan = { since: 3 };
 /** `mentioned_group_ids` exists from level 3 (group mentions, contract §14). */
 export const GROUP_MENTIONS: LevelSpan = { since: 3 };
+/** Pins exist from level 3 (contract §14). */
+export const MESSAGE_PINS: LevelSpan = { since: 3 };
 
 export const MessageSchema = named(
   'Message',
@@ -101,6 +106,8 @@ export const MessageSchema = named(
     created_at: Timestamp,
     edited_at: Timestamp.nullable(),
     streaming: fromLevel(MESSAGE_STREAMING, z.boolean().optional().describe('True while an agent is still writing the message (append, then finish); on every Message at feature level 3')),
+    pinned_at: fromLevel(MESSAGE_PINS, Timestamp.nullable().optional().describe('When the message was pinned in its conversation; null when it is not pinned (feature level 3)')),
+    pinned_by: fromLevel(MESSAGE_PINS, z.string().nullable().optional().describe('Who pinned it; null when it is not pinned (feature level 3)')),
   }),
 );
 
@@ -130,6 +137,8 @@ export const MESSAGE_FIELDS = [
   'created_at',
   'edited_at',
   'streaming',
+  'pinned_at',
+  'pinned_by',
 ] as const satisfies readonly (keyof z.infer<typeof MessageSchema>)[];
 export type MessageField = (typeof MESSAGE_FIELDS)[number];
 
@@ -157,14 +166,19 @@ export type PresentMessage = (row: MessageRow, reactions?: ReactionSummary[]) =>
  */
 export const messagePresenter = (level: FeatureLevel): PresentMessage => {
   const fields = messageFieldsAt(level);
+  const streaming = fields.includes('streaming');
+  const pins = fields.includes('pinned_at');
   const groups = fields.includes('mentioned_group_ids');
-  return fields.includes('streaming')
-    ? (row, reactions = []) => {
-        const message = presentFields(row, reactions, groups);
-        message.streaming = row.streaming ?? false;
-        return message;
-      }
-    : (row, reactions = []) => presentFields(row, reactions, groups);
+  if (!streaming && !pins) return (row, reactions = []) => presentFields(row, reactions, groups);
+  return (row, reactions = []) => {
+    const message = presentFields(row, reactions, groups);
+    if (streaming) message.streaming = row.streaming ?? false;
+    if (pins) {
+      message.pinned_at = row.pinned_at ?? null;
+      message.pinned_by = row.pinned_by ?? null;
+    }
+    return message;
+  };
 };
 
 const presentFields = (row: MessageRow, reactions: ReactionSummary[], groups: boolean): MessageObject => ({

@@ -11,7 +11,7 @@ import { decodeCursor, list, listJson, pageOf, type PageQuery } from '../../../s
 import { parseOrThrow } from '../../../shared/validation.js';
 import { isUuid } from '../../../shared/ids.js';
 import type { Runtime } from '../../../shared/runtime.js';
-import { cachedReadable, requireReadable, type ChannelKind } from '../channels/channels.access.js';
+import { cachedReadable, refuseArchived, requireReadable, type ChannelKind } from '../channels/channels.access.js';
 import { canDeleteMessage, canEditMessage, canParticipate } from './messages.policy.js';
 import { presentMessageEdit, presentReaction, type ContentDocument, type MessageDisplay, type MessageObject, type MessageRow } from './messages.presenter.js';
 import { sanitizeAppend, sanitizeContent, settledLength } from './messages.sanitize.js';
@@ -232,6 +232,7 @@ export async function messageRowOf(rt: Runtime, args: PostMessageArgs): Promise<
 export async function createMessage(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, body: PostMessageInput) {
   const { channel, isMember } = cachedReadable(actor, channelId, kind, rt.access) ?? (await requireReadable(rt.db, actor, channelId, kind, rt.access));
   if (!canParticipate(isMember)) throw joinFirst(kind);
+  refuseArchived(channel);
   return postMessage(rt, {
     workspaceId: actor.workspaceId,
     channelId: channel.id,
@@ -329,6 +330,7 @@ export async function updateMessage(rt: Runtime, actor: Actor, channelId: string
   const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   const existing = await requireMessage(rt, channel.id, messageId);
   if (!canEditMessage(actor, existing)) throw forbidden('only the author edits a message');
+  refuseArchived(channel);
   // Content first, as before: of two bad fields, the content's refusal is the answer.
   const content = body.content !== undefined ? cleanContent(body.content) : undefined;
   const patch = await documentPatch(rt, actor, body);
@@ -369,6 +371,7 @@ export async function deleteMessage(rt: Runtime, actor: Actor, channelId: string
   const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   const existing = await requireMessage(rt, channel.id, messageId);
   if (!canDeleteMessage(actor, existing)) throw forbidden('only the author, an admin or an owner deletes a message');
+  refuseArchived(channel);
   await rt.db.transaction(async (trx) => {
     // Level 3: files whose last carrier goes are removed with it (contract §17).
     // Locked first, so two deletes of their last two carriers cannot each see the other's.
@@ -398,6 +401,7 @@ function checkEmoji(emoji: string) {
 export async function addReaction(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, emoji: string) {
   const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   if (!canParticipate(isMember)) throw joinFirst(kind);
+  refuseArchived(channel);
   const message = await requireMessage(rt, channel.id, messageId);
   checkEmoji(emoji);
   const key = { message_id: message.id, user_id: actor.userId, emoji };
@@ -420,6 +424,7 @@ export async function addReaction(rt: Runtime, actor: Actor, channelId: string, 
 
 export async function removeReaction(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind, messageId: string, emoji: string) {
   const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
+  refuseArchived(channel);
   const message = await requireMessage(rt, channel.id, messageId);
   checkEmoji(emoji);
   await rt.db.transaction(async (trx) => {
@@ -438,6 +443,7 @@ export async function removeReaction(rt: Runtime, actor: Actor, channelId: strin
 export async function sendTyping(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind) {
   const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   if (!canParticipate(isMember)) throw joinFirst(kind);
+  refuseArchived(channel);
   await publishEphemeral(rt.redis, rt.bus, {
     type: 'typing',
     to: channelScope(actor.workspaceId, channel.id),
@@ -502,6 +508,7 @@ const finished = () => new AppError('conflict', 'the message is no longer stream
 async function requireWritable(rt: Runtime, actor: Actor, channelId: string, kind: ChannelKind) {
   const { channel, isMember } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   if (!canParticipate(isMember)) throw joinFirst(kind);
+  refuseArchived(channel);
   return channel;
 }
 

@@ -27,6 +27,8 @@ const MESSAGE_COLUMNS = [
   'm.edited_at',
   'm.streaming',
   'm.mentioned_group_ids',
+  'm.pinned_at',
+  'm.pinned_by',
   't.reply_count',
   't.last_reply_at',
 ];
@@ -310,6 +312,8 @@ const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
   created_at: isoTime('m.created_at'),
   edited_at: isoTime('m.edited_at'),
   streaming: 'm.streaming',
+  pinned_at: isoTime('m.pinned_at'),
+  pinned_by: 'm.pinned_by',
 };
 
 /** A Message as JSON, with the fields of `level` (messageFieldsAt); `fields` overrides how some are given. */

@@ -69,6 +69,16 @@ export const deactivateUser = async (db: Db, userId: string): Promise<void> => {
   await db('api_keys').where({ user_id: userId }).whereNull('revoked_at').update({ revoked_at: db.fn.now() });
 };
 
+/** A removed (deactivated) user of the workspace, locked for reactivating. */
+export const findRemovedUserForUpdate = async (trx: Knex.Transaction, workspaceId: string, userId: string): Promise<UserRow | undefined> =>
+  isUuid(userId) ? trx<UserRow>('users').where({ workspace_id: workspaceId, id: userId }).whereNotNull('deactivated_at').forUpdate().first() : undefined;
+
+/** Brings a removed user back (their keys stay revoked: deactivateUser ended them). */
+export const reactivateUser = async (db: Db, userId: string): Promise<UserRow> => {
+  const [row] = await db<UserRow>('users').where({ id: userId }).update({ deactivated_at: null }).returning('*');
+  return row as UserRow;
+};
+
 export const findChannelsByIds = (db: Db, ids: string[]) =>
   ids.length === 0 ? Promise.resolve([]) : db('channels').whereIn('id', ids).select('id', 'name', 'is_private');
 

@@ -6,7 +6,7 @@ import { decodeCursor, pageOf } from '../../../shared/http/envelope.js';
 import { recordJob } from '../../../shared/jobs.js';
 import { reachesConversation } from '../../../shared/scopes.js';
 import type { Runtime } from '../../../shared/runtime.js';
-import { requireReadable } from '../channels/channels.access.js';
+import { refuseArchived, requireReadable } from '../channels/channels.access.js';
 import { cleanContent, postMessage, type PostMessageArgs } from '../messages/messages.service.js';
 import { placeholderContent, readCompatPost, renderCompatMessage, type CompatPost, type Display } from './webhooks.compat.js';
 import { canDeleteWebhook, seesAllWebhooks } from './webhooks.policy.js';
@@ -22,9 +22,10 @@ export const newWebhookId = () => randomBytes(24).toString('base64url');
 
 export async function createWebhook(rt: Runtime, actor: Actor, input: { channel_id: string; name: string }) {
   // The channels module hides existence; a hook names its 404 channel_not_found.
-  await requireReadable(rt.db, actor, input.channel_id, 'channel', rt.access).catch((err: unknown) => {
+  const { channel } = await requireReadable(rt.db, actor, input.channel_id, 'channel', rt.access).catch((err: unknown) => {
     throw err instanceof AppError && err.code === 'not_found' ? channelNotFound() : err;
   });
+  refuseArchived(channel);
   const row = await rt.db.transaction(async (trx) => {
     const hook = await store.insertWebhook(trx, {
       id: newWebhookId(),
@@ -71,8 +72,8 @@ export async function deleteWebhook(rt: Runtime, actor: Actor, webhookId: string
 const channelGone = () => new AppError('channel_not_found', "this webhook's channel no longer exists");
 
 /** A hook that takes posts (its author active), cached (dropped by webhook.deleted); undefined when there is none. */
-async function findPostingHook(rt: Runtime, webhookId: string): Promise<(WebhookRow & { channel_exists: boolean }) | undefined> {
-  const cached = rt.access.getHook<WebhookRow & { channel_exists: boolean }>(webhookId);
+async function findPostingHook(rt: Runtime, webhookId: string): Promise<(WebhookRow & { channel_exists: boolean; channel_archived: boolean }) | undefined> {
+  const cached = rt.access.getHook<WebhookRow & { channel_exists: boolean; channel_archived: boolean }>(webhookId);
   if (cached) return cached;
   const mark = rt.access.mark();
   const hook = await store.findPostingHook(rt.db, webhookId);
@@ -87,11 +88,12 @@ async function findPostingHook(rt: Runtime, webhookId: string): Promise<(Webhook
  */
 export const hookTakesPosts = async (rt: Runtime, webhookId: string) => (await findPostingHook(rt, webhookId))?.channel_exists === true;
 
-/** The hook a post goes to, and its channel; both must still exist. */
+/** The hook a post goes to, and its channel; both must still exist, and the channel take posts (not archived). */
 async function postingHook(rt: Runtime, webhookId: string): Promise<WebhookRow> {
   const hook = await findPostingHook(rt, webhookId);
   if (!hook) throw notFound('Webhook');
   if (!hook.channel_exists) throw channelGone();
+  refuseArchived({ archived_at: hook.channel_archived ? new Date() : null });
   return hook;
 }
 

@@ -36,18 +36,18 @@ export const listWebhooks = (
 export const deleteWebhook = (db: Db, id: string) => db('incoming_webhooks').where({ id }).delete();
 
 /**
- * A hook to post through, and whether its channel still exists: one query on
+ * A hook to post through, whether its channel still exists and is archived (level 3): one query on
  * the posting hot path. A hook whose creator was removed from the workspace
  * names nothing, as if deleted: it posted as them, with their keys (docs/webhooks.md).
  */
-export const findPostingHook = async (db: Db, id: string): Promise<(WebhookRow & { channel_exists: boolean }) | undefined> =>
+export const findPostingHook = async (db: Db, id: string): Promise<(WebhookRow & { channel_exists: boolean; channel_archived: boolean }) | undefined> =>
   WEBHOOK_ID.test(id)
     ? db('incoming_webhooks as h')
         .join('users as u', 'u.id', 'h.created_by')
         .leftJoin('channels as c', 'c.id', 'h.channel_id')
         .where('h.id', id)
         .whereNull('u.deactivated_at')
-        .first('h.*', db.raw('(c.id IS NOT NULL) AS channel_exists'))
+        .first('h.*', db.raw('(c.id IS NOT NULL) AS channel_exists'), db.raw('(c.archived_at IS NOT NULL) AS channel_archived'))
     : undefined;
 
 // Attachments waiting for the worker to render them into their message.

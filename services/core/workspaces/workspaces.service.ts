@@ -5,7 +5,7 @@ import type { Knex } from '../../../shared/db/knex.js';
 import { AppError, forbidden, invalid, isUniqueViolation, notFound } from '../../../shared/errors.js';
 import { deleteCodesOf } from '../auth/codes.store.js';
 import * as invites from '../invites/invites.store.js';
-import { emailTaken } from '../users/users.service.js';
+import { emailTaken, enforceUserLimit, nameTaken } from '../users/users.service.js';
 import { recordEvents } from '../../../shared/events.js';
 import * as memberships from '../channels/channels.store.js';
 import { isAdmin, canAssignRole, canRemoveMember } from '../users/users.policy.js';
@@ -111,4 +111,42 @@ export async function removeMember(rt: Runtime, actor: Actor, userId: string) {
       { type: 'member.removed', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user_id: userId } },
     ]);
   });
+}
+
+/**
+ * Brings a removed member back (level 3, contract §14): owners and admins
+ * (only an owner brings back an owner), with the role they had and none of
+ * their old keys (removal revoked them): a person signs in again, an agent
+ * gets a new key from an owner or admin (POST /users/{user_id}/api-keys).
+ * They are back in their direct conversations, not in the channels they left.
+ * A name or email someone else took meanwhile: 409; a full workspace: 403
+ * user_limit_reached. Bringing back someone active changes nothing.
+ */
+export async function reactivateMember(rt: Runtime, actor: Actor, userId: string) {
+  if (!isAdmin(actor)) throw forbidden('only workspace owners and admins reactivate members');
+  let name = '';
+  try {
+    return await rt.db.transaction(async (trx) => {
+      // The workspace row first, as removal takes it: the two never wait on each other crosswise.
+      await trx('workspaces').where({ id: actor.workspaceId }).forUpdate().first('id');
+      const removed = await users.findRemovedUserForUpdate(trx, actor.workspaceId, userId);
+      if (!removed) {
+        const active = await users.findActiveUser(trx, actor.workspaceId, userId);
+        if (!active) throw notFound('User');
+        return rt.presenters.userTo(actor)(active);
+      }
+      if (!canRemoveMember(actor, removed)) throw forbidden('only an owner reactivates an owner');
+      name = removed.name;
+      if (!removed.is_agent) await enforceUserLimit(trx, actor.workspaceId);
+      const user = await users.reactivateUser(trx, removed.id);
+      await memberships.restoreConversationMemberships(trx, actor.workspaceId, user.id);
+      await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'member.reactivated', actor, target: { type: 'user', id: user.id }, details: { name: user.name, role: user.role, is_agent: user.is_agent } });
+      await recordEvents(rt, trx, [{ type: 'member.updated', to: { scope: 'workspace', workspace_id: actor.workspaceId }, data: { user: presentUser(user) } }]);
+      return rt.presenters.userTo(actor)(user);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, 'users_workspace_name')) throw nameTaken(name);
+    if (isUniqueViolation(err, 'users_workspace_email')) throw emailTaken();
+    throw err;
+  }
 }

@@ -33,6 +33,7 @@ import * as slackImport from './130_slack_import.js';
 import * as agentsAtHome from './170_agents_at_home.js';
 import * as userGroups from './190_user_groups.js';
 import * as userNamesNotGroupHandles from './191_user_names_not_group_handles.js';
+import * as pinsArchivedChannels from './195_pins_archived_channels.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -70,4 +71,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '170_agents_at_home': agentsAtHome,
   '190_user_groups': userGroups,
   '191_user_names_not_group_handles': userNamesNotGroupHandles,
+  '195_pins_archived_channels': pinsArchivedChannels,
 };

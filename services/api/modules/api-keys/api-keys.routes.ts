@@ -3,9 +3,7 @@ import { ApiKeySchema, IssuedApiKeySchema, issueApiKey } from '../../../../share
 import { fromLevel } from '../../../../shared/feature-level.js';
 import { SCOPES } from '../../../../shared/scopes.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
-import { isUuid } from '../../../../shared/ids.js';
-import { notFound } from '../../../../shared/errors.js';
-import { issueChildKey, listOwnKeys, revokeKeyTrees } from '../../../core/api-keys/api-keys.service.js';
+import { issueAgentKey, issueChildKey, listKeys, requireManagedAgent, revokeKey } from '../../../core/api-keys/api-keys.service.js';
 import { PageQuery, list, ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { recordAudit } from '../../../core/audit/audit.store.js';
@@ -48,11 +46,15 @@ const CreateKeyBody = z.strictObject({
 });
 
 const KeyParams = z.object({ key_id: z.string() });
+const UserParams = z.object({ user_id: z.string() });
+const UserKeyParams = z.object({ user_id: z.string(), key_id: z.string() });
 
 export function apiKeyRoutes(routes: RouteTable) {
   const tag = 'API keys';
   routes
-    .add({ method: 'get', path: '/api-keys', scope: 'read', summary: "List the current user's keys", tag, query: PageQuery, response: listOf(ApiKeySchema) }, async ({ rt, actor, query }) => list(await listOwnKeys(rt, actor, query)))
+    .add({ method: 'get', path: '/api-keys', scope: 'read', summary: "List the current user's keys", tag, query: PageQuery, response: listOf(ApiKeySchema) }, async ({ rt, actor, query }) =>
+      list(await listKeys(rt, actor.userId, query)),
+    )
     .add(
       {
         method: 'post',
@@ -93,15 +95,40 @@ export function apiKeyRoutes(routes: RouteTable) {
         ok(await issueChildKey(rt, actor, { name: body.name, expiresAt: body.expires_at, scopes: body.scopes, conversationIds: body.conversation_ids })),
     )
     .add({ method: 'delete', path: '/api-keys/{key_id}', scope: 'admin', summary: 'Revoke a key', tag, params: KeyParams }, async ({ rt, actor, params }) => {
-      if (!isUuid(params.key_id)) throw notFound('API key');
-      await rt.db.transaction(async (trx) => {
-        const own = await trx('api_keys').where({ id: params.key_id, user_id: actor.userId }).whereNull('revoked_at').first('id');
-        if (!own) throw notFound('API key');
-        // Open streams authenticated with this key end (the gateway listens); keys made from it end with it,
-        // but the calling key's own branch: a browser revoking the sign-in link's key it was made from
-        // (the web app's one-time `#key=` link) stays signed in, bounded by that key's expiry as before.
-        await revokeKeyTrees(rt, trx, [params.key_id], actor.keyId);
-        await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'api_key.revoked', actor, target: { type: 'api_key', id: params.key_id } });
-      });
-    });
+      await revokeKey(rt, actor, actor.userId, params.key_id);
+    })
+    // Level 3 (contract §14): owners and admins manage an agent's keys.
+    .add(
+      { method: 'get', path: '/users/{user_id}/api-keys', scope: 'read', summary: "List an agent's keys (owners and admins)", tag, since: 3, params: UserParams, query: PageQuery, response: listOf(ApiKeySchema), errors: ['forbidden'] },
+      async ({ rt, actor, params, query }) => {
+        const agent = await requireManagedAgent(rt, actor, params.user_id);
+        return list(await listKeys(rt, agent.id, query));
+      },
+    )
+    .add(
+      {
+        method: 'post',
+        path: '/users/{user_id}/api-keys',
+        scope: 'admin',
+        summary: 'Make a new key for an agent (owners and admins), e.g. for one reactivated without its old keys; the secret is in this response only',
+        tag,
+        since: 3,
+        params: UserParams,
+        body: CreateKeyBody,
+        status: 201,
+        response: dataOf(IssuedApiKeySchema),
+        errors: ['forbidden'],
+      },
+      async ({ rt, actor, params, body }) => {
+        const agent = await requireManagedAgent(rt, actor, params.user_id);
+        return ok(await issueAgentKey(rt, actor, agent.id, { name: body.name, expiresAt: body.expires_at }));
+      },
+    )
+    .add(
+      { method: 'delete', path: '/users/{user_id}/api-keys/{key_id}', scope: 'admin', summary: "Revoke an agent's key and the keys made from it (owners and admins)", tag, since: 3, params: UserKeyParams, errors: ['forbidden'] },
+      async ({ rt, actor, params }) => {
+        const agent = await requireManagedAgent(rt, actor, params.user_id);
+        await revokeKey(rt, actor, agent.id, params.key_id, { user_id: agent.id });
+      },
+    );
 }

@@ -3,6 +3,7 @@ import { Reply, type RouteTable } from '../../../../shared/http/route.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
 import { ConversationSchema } from '../../../core/dms/dms.presenter.js';
 import { messageRoutes } from '../messages/messages.routes.js';
+import { pinRoutes } from '../pins/pins.routes.js';
 import { ConversationParams, ListQuery, OpenConversationBody } from '../../../core/dms/dms.schemas.js';
 import * as dms from '../../../core/dms/dms.service.js';
 import { markRead } from '../../../core/read-state/read-state.js';
@@ -53,4 +54,5 @@ export function dmRoutes(routes: RouteTable) {
       },
     );
   messageRoutes(routes, { base: '/dms/{conversation_id}', param: 'conversation_id', kind: 'conversation', tag, typing: true });
+  pinRoutes(routes, { base: '/dms/{conversation_id}', param: 'conversation_id', kind: 'conversation', tag });
 }

@@ -39,7 +39,7 @@ export function interactionRoutes(routes: RouteTable) {
         body: ActionBody,
         status: 202,
         response: dataOf(InteractionSchema),
-        errors: ['not_found'],
+        errors: ['not_found', 'channel_archived'],
       },
       async ({ rt, actor, body }) => ok(await interactions.invokeAction(rt, actor, body)),
     )

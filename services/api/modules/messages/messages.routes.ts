@@ -33,18 +33,18 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       ({ rt, actor, params, query }) => messages.listMessages(rt, actor, params[param]!, kind, query),
     )
     .add(
-      { method: 'post', path: `${base}/messages`, scope: 'messages:write', summary: `Post a message (thread_id makes a reply)`, tag, params: P, body: PostMessageBody, status: 201, response: dataOf(MessageSchema), errors: ['forbidden', 'agent_chain_limit'], idempotent: 'actor' },
+      { method: 'post', path: `${base}/messages`, scope: 'messages:write', summary: `Post a message (thread_id makes a reply)`, tag, params: P, body: PostMessageBody, status: 201, response: dataOf(MessageSchema), errors: ['forbidden', 'channel_archived', 'agent_chain_limit'], idempotent: 'actor' },
       async ({ rt, actor, params, body }) => ok(await messages.createMessage(rt, actor, params[param]!, kind, body)),
     )
     .add({ method: 'get', path: `${base}/messages/{message_id}`, scope: 'read', summary: 'One message', tag, params: PM, response: dataOf(MessageSchema) }, async ({ rt, actor, params }) =>
       ok(await messages.getMessage(rt, actor, params[param]!, kind, params.message_id!)),
     )
     .add(
-      { method: 'patch', path: `${base}/messages/{message_id}`, scope: 'messages:write', summary: 'Edit a message (author only)', tag, params: PM, body: UpdateMessageBody, response: dataOf(MessageSchema), errors: ['forbidden'] },
+      { method: 'patch', path: `${base}/messages/{message_id}`, scope: 'messages:write', summary: 'Edit a message (author only)', tag, params: PM, body: UpdateMessageBody, response: dataOf(MessageSchema), errors: ['forbidden', 'channel_archived'] },
       async ({ rt, actor, params, body }) => ok(await messages.updateMessage(rt, actor, params[param]!, kind, params.message_id!, body)),
     )
     .add(
-      { method: 'delete', path: `${base}/messages/{message_id}`, scope: 'messages:write', summary: 'Delete a message (author, admin or owner)', tag, params: PM, errors: ['forbidden'] },
+      { method: 'delete', path: `${base}/messages/{message_id}`, scope: 'messages:write', summary: 'Delete a message (author, admin or owner)', tag, params: PM, errors: ['forbidden', 'channel_archived'] },
       async ({ rt, actor, params }) => {
         await messages.deleteMessage(rt, actor, params[param]!, kind, params.message_id!);
       },
@@ -60,7 +60,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
         params: PM,
         body: AppendBody,
         response: dataOf(MessageSchema),
-        errors: ['forbidden', 'conflict'],
+        errors: ['forbidden', 'conflict', 'channel_archived'],
       },
       async ({ rt, actor, params, body }) => ok(await messages.appendToMessage(rt, actor, params[param]!, kind, params.message_id!, body)),
     )
@@ -75,7 +75,7 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
         params: PM,
         body: FinishBody,
         response: dataOf(MessageSchema),
-        errors: ['forbidden', 'conflict'],
+        errors: ['forbidden', 'conflict', 'channel_archived'],
       },
       async ({ rt, actor, params, body }) => ok(await messages.finishMessage(rt, actor, params[param]!, kind, params.message_id!, body)),
     )
@@ -104,18 +104,18 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
         body: ReactionBody,
         status: 201,
         response: dataOf(ReactionSchema),
-        errors: ['forbidden'],
+        errors: ['forbidden', 'channel_archived'],
       },
       async ({ rt, actor, params, body }) => ok((await messages.addReaction(rt, actor, params[param]!, kind, params.message_id!, body.emoji)).reaction),
     )
     .add(
-      { method: 'delete', path: `${base}/messages/{message_id}/reactions/{emoji}`, scope: 'messages:write', summary: 'Remove own reaction', tag, params: PE },
+      { method: 'delete', path: `${base}/messages/{message_id}/reactions/{emoji}`, scope: 'messages:write', summary: 'Remove own reaction', tag, params: PE, errors: ['channel_archived'] },
       async ({ rt, actor, params }) => {
         await messages.removeReaction(rt, actor, params[param]!, kind, params.message_id!, params.emoji!);
       },
     );
   if (o.typing) {
-    routes.add({ method: 'post', path: `${base}/typing`, scope: 'messages:write', summary: 'Send a typing indicator', tag, params: P, status: 204, errors: ['forbidden'] }, async ({ rt, actor, params }) => {
+    routes.add({ method: 'post', path: `${base}/typing`, scope: 'messages:write', summary: 'Send a typing indicator', tag, params: P, status: 204, errors: ['forbidden', 'channel_archived'] }, async ({ rt, actor, params }) => {
       await messages.sendTyping(rt, actor, params[param]!, kind);
     });
   }

@@ -17,7 +17,7 @@ export function webhookRoutes(routes: RouteTable) {
       list(await webhooks.listWebhooks(rt, actor, query)),
     )
     .add(
-      { method: 'post', path: '/webhooks/incoming', scope: 'channels:write', summary: 'Create an incoming webhook for a channel you can read', tag, body: CreateWebhookBody, status: 201, response: dataOf(WebhookSchema), errors: ['channel_not_found'] },
+      { method: 'post', path: '/webhooks/incoming', scope: 'channels:write', summary: 'Create an incoming webhook for a channel you can read', tag, body: CreateWebhookBody, status: 201, response: dataOf(WebhookSchema), errors: ['channel_not_found', 'channel_archived'] },
       async ({ rt, actor, body }) => ok(await webhooks.createWebhook(rt, actor, body)),
     )
     .add(
@@ -41,7 +41,7 @@ export function hookRoutes(routes: RouteTable) {
     params: WebhookIdParams,
     status: 201,
     response: dataOf(MessageSchema),
-    errors: ['channel_not_found'] as ErrorCode[],
+    errors: ['channel_not_found', 'channel_archived'] as ErrorCode[],
   } as const;
   routes
     .add({ ...native, until: 2, body: NativePostBody }, async ({ rt, params, body }) => ok(await webhooks.postNative(rt, params.webhook_id, body)))
@@ -71,7 +71,7 @@ export function hookRoutes(routes: RouteTable) {
         body: z.unknown(),
         form: true,
         produces: ['text/plain'],
-        errors: ['channel_not_found'],
+        errors: ['channel_not_found', 'channel_archived'],
       },
       async ({ rt, params, body }) => {
         await webhooks.postCompat(rt, params.webhook_id, body);

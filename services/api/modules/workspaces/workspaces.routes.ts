@@ -68,6 +68,19 @@ export function workspaceRoutes(routes: RouteTable) {
       async ({ rt, actor, params }) => ok(await createPasswordResetLink(rt, actor, params.user_id)),
     )
     .add(
+      {
+        method: 'post',
+        path: '/workspaces/current/members/{user_id}/reactivate', scope: 'admin',
+        summary: 'Bring a removed member back with their role, without their old keys (owners and admins)',
+        tag,
+        params: MemberParams,
+        response: dataOf(UserSchema),
+        errors: ['forbidden', 'name_taken', 'conflict', 'user_limit_reached'],
+        since: 3,
+      },
+      async ({ rt, actor, params }) => ok(await workspaces.reactivateMember(rt, actor, params.user_id)),
+    )
+    .add(
       { method: 'delete', path: '/workspaces/current/members/{user_id}', scope: 'admin', summary: 'Remove a member', tag, params: MemberParams, errors: ['forbidden', 'conflict'] },
       async ({ rt, actor, params }) => {
         await workspaces.removeMember(rt, actor, params.user_id);

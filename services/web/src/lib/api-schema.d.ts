@@ -88,6 +88,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/current/members/{user_id}/reactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bring a removed member back with their role, without their old keys (owners and admins)
+         * @description Bring a removed member back with their role, without their old keys (owners and admins). Needs an API key. Answers 200 with `{data: User}`.
+         */
+        post: operations["postApiV1WorkspacesCurrentMembersUserIdReactivate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/me": {
         parameters: {
             query?: never;
@@ -315,6 +335,50 @@ export interface paths {
          * @description Revoke a key. Needs an API key. Answers 204 with no body.
          */
         delete: operations["deleteApiV1ApiKeysKeyId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an agent's keys (owners and admins)
+         * @description List an agent's keys (owners and admins). Needs an API key. Answers 200 with `ApiKeyList`.
+         */
+        get: operations["getApiV1UsersUserIdApiKeys"];
+        put?: never;
+        /**
+         * Make a new key for an agent (owners and admins), e.g. for one reactivated without its old keys; the secret is in this response only
+         * @description Make a new key for an agent (owners and admins), e.g. for one reactivated without its old keys; the secret is in this response only. Needs an API key. Answers 201 with `{data: IssuedApiKey}`.
+         */
+        post: operations["postApiV1UsersUserIdApiKeys"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/api-keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an agent's key and the keys made from it (owners and admins)
+         * @description Revoke an agent's key and the keys made from it (owners and admins). Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1UsersUserIdApiKeysKeyId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -572,6 +636,46 @@ export interface paths {
         patch: operations["patchApiV1ChannelsChannelId"];
         trace?: never;
     };
+    "/api/v1/channels/{channel_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a channel: read-only, and left out of GET /channels (owners, admins, the channel's creator; not a default channel)
+         * @description Archive a channel: read-only, and left out of GET /channels (owners, admins, the channel's creator; not a default channel). Needs an API key. Answers 200 with `{data: Channel}`.
+         */
+        post: operations["postApiV1ChannelsChannelIdArchive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{channel_id}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unarchive a channel (owners, admins, the channel's creator)
+         * @description Unarchive a channel (owners, admins, the channel's creator). Needs an API key. Answers 200 with `{data: Channel}`.
+         */
+        post: operations["postApiV1ChannelsChannelIdUnarchive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{channel_id}/read": {
         parameters: {
             query?: never;
@@ -808,6 +912,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{channel_id}/pins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The channel's pinned messages, newest pin first
+         * @description The channel's pinned messages, newest pin first. Needs an API key. Answers 200 with `MessageList`.
+         */
+        get: operations["getApiV1ChannelsChannelIdPins"];
+        put?: never;
+        /**
+         * Pin a message of the channel (any member; 200 when it was pinned already); at most 100 pins
+         * @description Pin a message of the channel (any member; 200 when it was pinned already); at most 100 pins. Needs an API key. Answers 201 or 200 with `{data: Message}`.
+         */
+        post: operations["postApiV1ChannelsChannelIdPins"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{channel_id}/pins/{message_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unpin a message of the channel (any member)
+         * @description Unpin a message of the channel (any member). Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1ChannelsChannelIdPinsMessageId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dms": {
         parameters: {
             query?: never;
@@ -1039,6 +1187,50 @@ export interface paths {
          */
         post: operations["postApiV1DmsConversationIdTyping"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dms/{conversation_id}/pins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The conversation's pinned messages, newest pin first
+         * @description The conversation's pinned messages, newest pin first. Needs an API key. Answers 200 with `MessageList`.
+         */
+        get: operations["getApiV1DmsConversationIdPins"];
+        put?: never;
+        /**
+         * Pin a message of the conversation (any member; 200 when it was pinned already); at most 100 pins
+         * @description Pin a message of the conversation (any member; 200 when it was pinned already); at most 100 pins. Needs an API key. Answers 201 or 200 with `{data: Message}`.
+         */
+        post: operations["postApiV1DmsConversationIdPins"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dms/{conversation_id}/pins/{message_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unpin a message of the conversation (any member)
+         * @description Unpin a message of the conversation (any member). Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1DmsConversationIdPinsMessageId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1717,6 +1909,12 @@ export interface components {
             created_by: string | null;
             /** Format: date-time */
             created_at: string;
+            /** @description When the channel was archived (read-only until unarchived); null when it is not (feature level 3) */
+            archived_at?: string | null;
+            /** @description How many members the channel has (feature level 3; not in events) */
+            member_count?: number;
+            /** @description Whether the caller is a member (feature level 3; not in events, which go to many) */
+            is_member?: boolean;
             /** @description The last message the caller has read (feature level 3); null before any */
             last_read_message_id?: string | null;
             /** @description Top-level messages by others after it, counted up to 1000 (feature level 3) */
@@ -1851,13 +2049,17 @@ export interface components {
             edited_at: string | null;
             /** @description True while an agent is still writing the message (append, then finish); on every Message at feature level 3 */
             streaming?: boolean;
+            /** @description When the message was pinned in its conversation; null when it is not pinned (feature level 3) */
+            pinned_at?: string | null;
+            /** @description Who pinned it; null when it is not pinned (feature level 3) */
+            pinned_by?: string | null;
             /** @constant */
             ephemeral: true;
         };
         Error: {
             error: {
                 /** @enum {string} */
-                code: "validation_error" | "invite_invalid" | "unauthorized" | "key_expired" | "invalid_credentials" | "forbidden" | "user_limit_reached" | "insufficient_scope" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_streams" | "agent_chain_limit" | "internal_error" | "not_implemented" | "service_unavailable";
+                code: "validation_error" | "invite_invalid" | "unauthorized" | "key_expired" | "invalid_credentials" | "forbidden" | "user_limit_reached" | "insufficient_scope" | "channel_archived" | "not_found" | "channel_not_found" | "already_member" | "name_taken" | "conflict" | "idempotency_in_progress" | "idempotency_key_reused" | "gone" | "payload_too_large" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_streams" | "agent_chain_limit" | "internal_error" | "not_implemented" | "service_unavailable";
                 /** @description What went wrong, naming the field at fault */
                 message: string;
             };
@@ -2072,6 +2274,10 @@ export interface components {
             edited_at: string | null;
             /** @description True while an agent is still writing the message (append, then finish); on every Message at feature level 3 */
             streaming?: boolean;
+            /** @description When the message was pinned in its conversation; null when it is not pinned (feature level 3) */
+            pinned_at?: string | null;
+            /** @description Who pinned it; null when it is not pinned (feature level 3) */
+            pinned_by?: string | null;
         };
         MessageDisplay: {
             username?: string;
@@ -2236,6 +2442,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Error with code `channel_archived` */
+        ChannelArchived: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Error with code `channel_not_found` */
         ChannelNotFound: {
             headers: {
@@ -2353,8 +2572,34 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Error with code `insufficient_scope` or `channel_archived` */
+        InsufficientScopeOrChannelArchived: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Error with code `insufficient_scope` or `forbidden` */
         InsufficientScopeOrForbidden: {
+            headers: {
+                "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Error with code `insufficient_scope` or `forbidden` or `channel_archived` */
+        InsufficientScopeOrForbiddenOrChannelArchived: {
             headers: {
                 "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
                 "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -2822,6 +3067,42 @@ export interface operations {
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1WorkspacesCurrentMembersUserIdReactivate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["User"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrUserLimitReached"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["NameTakenOrConflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3516,6 +3797,122 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getApiV1UsersUserIdApiKeys: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1UsersUserIdApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    expires_at?: string | null;
+                    /** @description What the key may do; omitted: what the calling key may (docs/security.md, "Scopes") */
+                    scopes?: ("read" | "messages:write" | "channels:write" | "files:write" | "events" | "admin")[];
+                    /** @description The only channels and conversations the key reaches, each one the caller can read; omitted: those of the calling key */
+                    conversation_ids?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["IssuedApiKey"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1UsersUserIdApiKeysKeyId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getApiV1AuthMethods: {
         parameters: {
             query?: never;
@@ -3905,6 +4302,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
+                include_archived?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -4057,11 +4455,82 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["NameTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1ChannelsChannelIdArchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Channel"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1ChannelsChannelIdUnarchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Channel"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4176,7 +4645,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["AlreadyMember"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4211,7 +4680,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4305,7 +4774,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4377,7 +4846,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4426,7 +4895,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4470,7 +4939,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4521,7 +4990,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4603,7 +5072,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4638,7 +5107,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeOrChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4669,7 +5138,134 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1ChannelsChannelIdPins: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1ChannelsChannelIdPins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1ChannelsChannelIdPinsMessageId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4933,7 +5529,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5005,7 +5601,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5054,7 +5650,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5098,7 +5694,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5149,7 +5745,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5231,7 +5827,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5266,7 +5862,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeOrChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5297,7 +5893,134 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScopeOrForbidden"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1DmsConversationIdPins: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1DmsConversationIdPins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1DmsConversationIdPinsMessageId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbiddenOrChannelArchived"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5523,7 +6246,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeOrChannelArchived"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6063,7 +6786,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeOrChannelArchived"];
             404: components["responses"]["ChannelNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6148,7 +6871,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url: string;
-                    events?: ("message.created" | "message.updated" | "message.deleted" | "reaction.added" | "reaction.removed" | "typing" | "channel.created" | "channel.updated" | "channel.member_added" | "channel.member_removed" | "dm.created" | "user.created" | "user.updated" | "member.updated" | "member.removed" | "file.ready" | "presence.updated" | "interaction.action" | "message.appended" | "event_subscription.disabled" | "channel.read" | "import.finished" | "agent.status" | "interaction.feedback" | "interaction.approval" | "command.invoked" | "message.ephemeral" | "user_group.created" | "user_group.updated" | "user_group.deleted")[];
+                    events?: ("message.created" | "message.updated" | "message.deleted" | "reaction.added" | "reaction.removed" | "typing" | "channel.created" | "channel.updated" | "channel.member_added" | "channel.member_removed" | "dm.created" | "user.created" | "user.updated" | "member.updated" | "member.removed" | "file.ready" | "presence.updated" | "interaction.action" | "message.appended" | "event_subscription.disabled" | "channel.read" | "import.finished" | "agent.status" | "interaction.feedback" | "interaction.approval" | "command.invoked" | "message.ephemeral" | "user_group.created" | "user_group.updated" | "user_group.deleted" | "message.pinned" | "message.unpinned")[];
                 };
             };
         };
@@ -6400,6 +7123,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ValidationError"];
+            403: components["responses"]["ChannelArchived"];
             404: components["responses"]["NotFoundOrChannelNotFound"];
             409: components["responses"]["IdempotencyInProgress"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6442,6 +7166,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ValidationError"];
+            403: components["responses"]["ChannelArchived"];
             404: components["responses"]["NotFoundOrChannelNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
