@@ -14,6 +14,8 @@ import { eventSubscriptionRoutes } from './modules/event-subscriptions/event-sub
 import { fileRoutes } from './modules/files/files.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
 import { searchRoutes } from './modules/search/search.routes.js';
+import { reminderRoutes } from './modules/reminders/reminders.routes.js';
+import { scheduledMessageRoutes } from './modules/scheduled-messages/scheduled-messages.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
 import { userRoutes } from './modules/users/users.routes.js';
 import { hookRoutes, webhookRoutes } from './modules/webhooks/webhooks.routes.js';
@@ -35,6 +37,8 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   channelRoutes(v1);
   messageRoutes(v1, { base: '/channels/{channel_id}', param: 'channel_id', kind: 'channel', tag: 'Messages', typing: true });
   dmRoutes(v1);
+  scheduledMessageRoutes(v1);
+  reminderRoutes(v1);
   interactionRoutes(v1);
   searchRoutes(v1);
   fileRoutes(v1);

@@ -7,6 +7,8 @@ import { finishStaleStreams } from './messages/messages.jobs.js';
 import { sweepIdempotencyKeys } from '../../shared/http/idempotency.js';
 import { indexUnsearchedMessages } from './search/search.jobs.js';
 import { retentionSweep } from './retention/retention.jobs.js';
+import { sendReminder } from './reminders/reminders.service.js';
+import { sendScheduledMessage } from './scheduled-messages/scheduled-messages.service.js';
 
 export const handlers: JobHandlers = {
   'file.postprocess': postprocessFile,
@@ -18,4 +20,6 @@ export const handlers: JobHandlers = {
   },
   'search.backfill': indexUnsearchedMessages,
   'retention.sweep': retentionSweep,
+  'scheduled_message.send': sendScheduledMessage,
+  'reminder.send': sendReminder,
 };

@@ -53,6 +53,8 @@ export interface RouteSpec<
   succeeds?: false;
   /** Other success statuses the handler may answer with `Reply` (documented too). */
   alsoStatus?: number[];
+  /** Other success statuses the handler may answer with `Reply`, each with a body of its own (a scheduled post's 202). */
+  otherResponses?: { status: number; response: z.ZodType }[];
   /** Body media types accepted besides JSON (the compatible webhook takes forms). */
   form?: boolean;
   /** Handles its own body (multipart uploads): no body parser runs. */

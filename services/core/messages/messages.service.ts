@@ -110,13 +110,24 @@ export interface PostMessageArgs {
  * message, its thread count and its `message.created` event in one statement,
  * and returns the Message object.
  */
-export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<MessageObject> {
+/**
+ * Every content rule of a post (limits, sanitizing, block validation, a
+ * carried file, thread_id's form) without writing anything: postMessage runs
+ * it, and so does scheduling a message, so a scheduled one is refused when it
+ * is written, not when it is due.
+ */
+export async function prepareMessage(rt: Runtime, args: Pick<PostMessageArgs, 'workspaceId' | 'authorId' | 'content' | 'content_json' | 'metadata' | 'thread_id'>) {
   const content = cleanContent(parseOrThrow(Content, args.content, 'content'));
   const metadata = args.metadata == null ? null : parseOrThrow(Metadata, args.metadata, 'metadata');
   await checkCarriedFile(rt, { userId: args.authorId, workspaceId: args.workspaceId }, metadata);
   const threadId = args.thread_id ?? null;
   if (threadId !== null && !isUuid(threadId)) throw badThread();
   const blocks = checkContentJson(rt, args.content_json);
+  return { content, metadata, threadId, blocks };
+}
+
+export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<MessageObject> {
+  const { content, metadata, threadId, blocks } = await prepareMessage(rt, args);
   const row: MessageRow = {
     id: randomUUID(),
     seq: 0,

@@ -555,7 +555,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message (thread_id makes a reply)
-         * @description Post a message (thread_id makes a reply). Needs an API key. Answers 201 with `{data: Message}`.
+         * @description Post a message (thread_id makes a reply). Needs an API key. Answers 201 with `{data: Message}`; 202 with `{data: ScheduledMessage}`.
          */
         post: operations["postApiV1ChannelsChannelIdMessages"];
         delete?: never;
@@ -791,7 +791,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message (thread_id makes a reply)
-         * @description Post a message (thread_id makes a reply). Needs an API key. Answers 201 with `{data: Message}`.
+         * @description Post a message (thread_id makes a reply). Needs an API key. Answers 201 with `{data: Message}`; 202 with `{data: ScheduledMessage}`.
          */
         post: operations["postApiV1DmsConversationIdMessages"];
         delete?: never;
@@ -943,6 +943,94 @@ export interface paths {
          */
         post: operations["postApiV1DmsConversationIdTyping"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scheduled-messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your scheduled messages (scheduled, sent and failed), newest first
+         * @description Your scheduled messages (scheduled, sent and failed), newest first. Needs an API key. Answers 200 with `ScheduledMessageList`.
+         */
+        get: operations["getApiV1ScheduledMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scheduled-messages/{scheduled_message_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a scheduled message while it is scheduled
+         * @description Delete a scheduled message while it is scheduled. Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1ScheduledMessagesScheduledMessageId"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a scheduled message (content, content_json, metadata, send_at) while it is scheduled
+         * @description Change a scheduled message (content, content_json, metadata, send_at) while it is scheduled. Needs an API key. Answers 200 with `{data: ScheduledMessage}`.
+         */
+        patch: operations["patchApiV1ScheduledMessagesScheduledMessageId"];
+        trace?: never;
+    };
+    "/api/v1/reminders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your reminders, newest first
+         * @description Your reminders, newest first. Needs an API key. Answers 200 with `ReminderList`.
+         */
+        get: operations["getApiV1Reminders"];
+        put?: never;
+        /**
+         * Be reminded at remind_at (1 minute to 120 days ahead) of a text or a message: "Axid" sends you a DM
+         * @description Be reminded at remind_at (1 minute to 120 days ahead) of a text or a message: "Axid" sends you a DM. Needs an API key. Answers 201 with `{data: Reminder}`.
+         */
+        post: operations["postApiV1Reminders"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reminders/{reminder_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a reminder not sent yet
+         * @description Delete a reminder not sent yet. Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1RemindersReminderId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1184,6 +1272,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Security-relevant actions, newest first (owners and admins)
+         * @description Security-relevant actions, newest first (owners and admins). Needs an API key. Answers 200 with `AuditEntryList`.
+         */
+        get: operations["getApiV1AuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hooks/{webhook_id}": {
         parameters: {
             query?: never;
@@ -1319,6 +1427,29 @@ export interface components {
         };
         ApiKeyList: {
             data: components["schemas"]["ApiKey"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        AuditEntry: {
+            id: string;
+            /** @description What was done: `auth.signed_in`, `api_key.created`, `member.role_changed`, ... (docs/operations.md, "Audit log") */
+            action: string;
+            /** @description Who did it; null where no one was signed in (a failed sign-in) or a job did it */
+            actor_id: string | null;
+            actor_is_agent: boolean;
+            target_type: string | null;
+            target_id: string | null;
+            /** @description The client's address, as the API saw it (TRUSTED_PROXIES) */
+            ip: string | null;
+            user_agent: string | null;
+            /** @description What changed (names, roles, scopes, before and after); never a secret */
+            details: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+        };
+        AuditEntryList: {
+            data: components["schemas"]["AuditEntry"][];
             pagination: components["schemas"]["Pagination"];
         };
         Channel: {
@@ -1638,6 +1769,53 @@ export interface components {
             count: number;
             user_ids: string[];
         };
+        Reminder: {
+            id: string;
+            text: string | null;
+            /** @description The message it links to */
+            message_id: string | null;
+            /** @description The linked message's conversation */
+            conversation_id: string | null;
+            /** Format: date-time */
+            remind_at: string;
+            /** @enum {string} */
+            status: "scheduled" | "sent" | "failed";
+            error: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ReminderList: {
+            data: components["schemas"]["Reminder"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        ScheduledMessage: {
+            id: string;
+            /** @description The channel or DM conversation it is posted in */
+            conversation_id: string;
+            thread_id: string | null;
+            content: string;
+            content_json: components["schemas"]["ContentDocument"] | null;
+            metadata: {
+                type: string;
+                data: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            /** Format: date-time */
+            send_at: string;
+            /** @enum {string} */
+            status: "scheduled" | "sent" | "failed";
+            /** @description Why it was not posted (status failed) */
+            error: string | null;
+            /** @description The posted message (status sent) */
+            message_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ScheduledMessageList: {
+            data: components["schemas"]["ScheduledMessage"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         SignInMethods: {
             password: boolean;
             oidc: {
@@ -1690,6 +1868,8 @@ export interface components {
             settings: {
                 /** @description Cap on human users; null: no limit */
                 max_users: number | null;
+                /** @description Days messages are kept; null: for ever (contract §16) */
+                retention_days?: number | null;
             };
             /** Format: date-time */
             created_at: string;
@@ -2057,6 +2237,7 @@ export interface operations {
                     name?: string;
                     settings?: {
                         max_users?: number | null;
+                        retention_days?: number | null;
                     };
                 };
             };
@@ -3116,6 +3297,7 @@ export interface operations {
                     name?: string;
                     description?: string;
                     is_default?: boolean;
+                    retention_days?: number | null;
                 };
             };
         };
@@ -3361,6 +3543,11 @@ export interface operations {
                     thread_id?: string | null;
                     /** @description True: a streamed reply, grown with .../append and ended with .../finish (feature level 3) */
                     streaming?: boolean;
+                    /**
+                     * Format: date-time
+                     * @description Post it then instead (1 minute to 120 days ahead): answers 202 with the ScheduledMessage (feature level 3)
+                     */
+                    send_at?: string;
                 };
             };
         };
@@ -3378,6 +3565,22 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScheduledMessage"];
                     };
                 };
             };
@@ -3981,6 +4184,11 @@ export interface operations {
                     thread_id?: string | null;
                     /** @description True: a streamed reply, grown with .../append and ended with .../finish (feature level 3) */
                     streaming?: boolean;
+                    /**
+                     * Format: date-time
+                     * @description Post it then instead (1 minute to 120 days ahead): answers 202 with the ScheduledMessage (feature level 3)
+                     */
+                    send_at?: string;
                 };
             };
         };
@@ -3998,6 +4206,22 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScheduledMessage"];
                     };
                 };
             };
@@ -4366,6 +4590,227 @@ export interface operations {
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1ScheduledMessages: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduledMessageList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1ScheduledMessagesScheduledMessageId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scheduled_message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchApiV1ScheduledMessagesScheduledMessageId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scheduled_message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    content?: string;
+                    content_json?: unknown;
+                    metadata?: {
+                        type: string;
+                        data: {
+                            [key: string]: unknown;
+                        };
+                    } | null;
+                    /** Format: date-time */
+                    send_at?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScheduledMessage"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1Reminders: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReminderList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1Reminders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: date-time */
+                    remind_at: string;
+                    text?: string;
+                    message_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Reminder"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1RemindersReminderId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                reminder_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4897,6 +5342,43 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1AuditLog: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                action?: "auth.signed_in" | "auth.sign_in_failed" | "auth.password_changed" | "auth.password_reset_link_created" | "auth.password_reset" | "api_key.created" | "api_key.revoked" | "user.created" | "member.role_changed" | "member.email_changed" | "member.removed" | "member.reactivated" | "invite.created" | "invite.revoked" | "invite.accepted" | "webhook.created" | "webhook.deleted" | "event_subscription.created" | "event_subscription.deleted" | "event_subscription.secret_rotated" | "channel.made_private" | "channel.made_public" | "channel.archived" | "channel.unarchived" | "emoji.created" | "emoji.deleted" | "retention.changed" | "import.started" | "import.finished" | "export.created" | "approval.answered";
+                actor_id?: string;
+                since?: string;
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
