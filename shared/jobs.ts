@@ -31,11 +31,13 @@ export interface JobPayloads {
   'scheduled_message.send': { scheduledMessageId: string; at: number };
   /** Level 3: send a reminder's DM at its remind_at. */
   'reminder.send': { reminderId: string; at: number };
+  /** Level 3: store a custom emoji's upload at most 128×128 and mark it ready. */
+  'emoji.process': { emojiId: string };
 }
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES = ['file.postprocess', 'file.remove_objects', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill', 'retention.sweep', 'scheduled_message.send', 'reminder.send'] as const satisfies readonly JobName[];
+export const JOB_NAMES = ['file.postprocess', 'file.remove_objects', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill', 'retention.sweep', 'scheduled_message.send', 'reminder.send', 'emoji.process'] as const satisfies readonly JobName[];
 
 /** One queue for every job; the job name picks the handler. */
 export const QUEUE_NAME = 'jobs';
@@ -60,6 +62,7 @@ const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
   // A new send_at is a new job: the one for the old time finds the row moved and does nothing.
   'scheduled_message.send': (p) => `scheduled_message.send-${p.scheduledMessageId}-${p.at}`,
   'reminder.send': (p) => `reminder.send-${p.reminderId}-${p.at}`,
+  'emoji.process': (p) => `emoji.process-${p.emojiId}`,
 };
 
 /**

@@ -149,7 +149,10 @@ function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, Jso
   }
   const bodyContent: Record<string, unknown> = {};
   if (spec.body) {
-    if (spec.rawBody) bodyContent['multipart/form-data'] = { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary' } } } };
+    if (spec.rawBody) {
+      const fields = Object.entries(spec.multipartFields ?? { file: 'binary' }).map(([name, kind]) => [name, kind === 'binary' ? { type: 'string', format: 'binary' } : { type: 'string' }]);
+      bodyContent['multipart/form-data'] = { schema: { type: 'object', properties: Object.fromEntries(fields) } };
+    }
     else {
       bodyContent['application/json'] = { schema: toSchema(spec.body) };
       if (spec.form) bodyContent['application/x-www-form-urlencoded'] = { schema: { type: 'object', properties: { payload: { type: 'string' } } } };

@@ -14,6 +14,7 @@ import { eventSubscriptionRoutes } from './modules/event-subscriptions/event-sub
 import { fileRoutes } from './modules/files/files.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
 import { searchRoutes } from './modules/search/search.routes.js';
+import { emojiRoutes } from './modules/emoji/emoji.routes.js';
 import { reminderRoutes } from './modules/reminders/reminders.routes.js';
 import { scheduledMessageRoutes } from './modules/scheduled-messages/scheduled-messages.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
@@ -39,6 +40,7 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   dmRoutes(v1);
   scheduledMessageRoutes(v1);
   reminderRoutes(v1);
+  emojiRoutes(v1);
   interactionRoutes(v1);
   searchRoutes(v1);
   fileRoutes(v1);

@@ -7,6 +7,7 @@ import { finishStaleStreams } from './messages/messages.jobs.js';
 import { sweepIdempotencyKeys } from '../../shared/http/idempotency.js';
 import { indexUnsearchedMessages } from './search/search.jobs.js';
 import { retentionSweep } from './retention/retention.jobs.js';
+import { processEmoji } from './emoji/emoji.jobs.js';
 import { sendReminder } from './reminders/reminders.service.js';
 import { sendScheduledMessage } from './scheduled-messages/scheduled-messages.service.js';
 
@@ -22,4 +23,5 @@ export const handlers: JobHandlers = {
   'retention.sweep': retentionSweep,
   'scheduled_message.send': sendScheduledMessage,
   'reminder.send': sendReminder,
+  'emoji.process': processEmoji,
 };

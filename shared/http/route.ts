@@ -59,6 +59,8 @@ export interface RouteSpec<
   form?: boolean;
   /** Handles its own body (multipart uploads): no body parser runs. */
   rawBody?: boolean;
+  /** The multipart fields a rawBody route reads, for the document (default: the binary `file`). */
+  multipartFields?: Record<string, 'text' | 'binary'>;
   /**
    * Honours `Idempotency-Key` (level 3, shared/http/idempotency.ts), keyed per
    * caller: the key's user (`actor`) or the webhook of the path (`webhook`).
