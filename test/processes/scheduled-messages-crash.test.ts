@@ -10,9 +10,9 @@ import { serverLevels } from '../support/client.js';
 import { expectOk } from '../support/expect.js';
 import { waitFor } from '../support/files.js';
 import { processEnv, startProcess, type RunningProcess } from '../support/stack-process.js';
-import { newWorkspace, testEnv, uniqueName, type TestEnv } from '../support/stack.js';
+import { deleteRedisKeys, newWorkspace, testEnv, uniqueName, type TestEnv } from '../support/stack.js';
 
-const SETTINGS = { FEATURE_LEVEL: '3', SCHEDULE_MIN_LEAD_SECONDS: '1' };
+const SETTINGS = { FEATURE_LEVEL: '3', SCHEDULE_MIN_LEAD_SECONDS: '1', JOB_RECONCILE_AFTER: '1' };
 
 describe('scheduled messages when the worker is SIGKILLed around their time', function () {
   this.timeout(120_000);
@@ -66,5 +66,21 @@ describe('scheduled messages when the worker is SIGKILLed around their time', fu
     expect(new Set(messages.map((m) => m.content)).size).to.equal(30);
     expect(messages.every((m) => m.author_id === ws.ownerId)).to.equal(true);
     expect(new Set(rows.map((r) => r.message_id))).to.deep.equal(new Set(messages.map((m) => m.id)));
+  });
+
+  it('posts one whose delayed job Redis lost, found again in Postgres once overdue', async () => {
+    for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) await w.stop();
+    const ws = await newWorkspace(api);
+    const channelId = expectOk(await ws.owner.post('/api/v1/channels', { name: uniqueName('c') }), 201).data.id as string;
+    const created = expectOk(await ws.owner.post(`/api/v1/channels/${channelId}/messages`, { content: 'lost job', send_at: new Date(Date.now() + 1500).toISOString() }), 202).data;
+    // The delayed job reached Redis (the outbox is empty), then Redis loses it.
+    await waitFor(async () => Number((await api.rt.db('job_outbox').count('* as n').first())?.n) === 0, 'the job to be enqueued');
+    await deleteRedisKeys(`${env.config.redisKeyPrefix}`);
+    await startWorkerProcess();
+    const row = await waitFor(async () => {
+      const r = await api.rt.db('scheduled_messages').where({ id: created.id }).first();
+      return r?.status === 'sent' ? r : undefined;
+    }, 'the scheduled message to be sent', 30_000);
+    expect(await api.rt.db('messages').where({ channel_id: channelId }).pluck('id')).to.deep.equal([row.message_id]);
   });
 });
