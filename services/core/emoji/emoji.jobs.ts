@@ -36,7 +36,8 @@ export const processEmoji: JobHandler<'emoji.process'> = async (rt, { emojiId },
     await store.finishProcessing(rt.db, emojiId, { status: 'failed' });
     return;
   }
-  if (await store.finishProcessing(rt.db, emojiId, { status: 'ready', image_key: key })) {
-    await rt.s3.send(new DeleteObjectCommand({ Bucket: rt.config.s3.bucket, Key: row.original_key })).catch(() => undefined);
-  }
+  const done = await store.finishProcessing(rt.db, emojiId, { status: 'ready', image_key: key });
+  // Ready: the upload as sent is no longer needed. Deleted meanwhile: neither is the image just stored.
+  const unneeded = done ? [row.original_key] : [key];
+  for (const Key of unneeded) await rt.s3.send(new DeleteObjectCommand({ Bucket: rt.config.s3.bucket, Key })).catch(() => undefined);
 };

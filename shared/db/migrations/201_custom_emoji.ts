@@ -20,6 +20,8 @@ export async function up(knex: Knex): Promise<void> {
     CREATE UNIQUE INDEX custom_emoji_workspace_name ON custom_emoji (workspace_id, name);
     -- GET /emoji, newest first by keyset
     CREATE INDEX custom_emoji_workspace_seq ON custom_emoji (workspace_id, seq);
+    -- the worker's reconcile pass: uploads whose job Redis lost
+    CREATE INDEX custom_emoji_processing ON custom_emoji (created_at) WHERE status = 'processing';
   `);
 }
 
