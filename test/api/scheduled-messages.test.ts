@@ -204,6 +204,17 @@ describe('scheduled messages and reminders (level 3)', function () {
     expect(Number((await s.rt.db('messages').where({ workspace_id: ws.workspaceId }).whereLike('content', '%never%').count('* as n').first())?.n)).to.equal(0);
   });
 
+  it('the workspace made at bootstrap has its system agent from the start, with no key', async () => {
+    const [first] = await s.rt.db('workspaces').orderBy('created_at').limit(1);
+    expect(first.system_agent_id).to.be.a('string');
+    const agent = await s.rt.db('users').where({ id: first.system_agent_id }).first();
+    expect(agent).to.include({ name: 'axid', display_name: 'Axid', is_agent: true, workspace_id: first.id, email: null, password_hash: null });
+    expect(Number((await s.rt.db('api_keys').where({ user_id: agent.id }).count('* as n').first())?.n)).to.equal(0);
+    // Level 2 bootstraps without one.
+    const [l2] = await stack().rt.db('workspaces').orderBy('created_at').limit(1);
+    expect(l2.system_agent_id).to.equal(null);
+  });
+
   it('level 2 knows neither send_at nor the routes', async () => {
     const l2 = await newWorkspace(stack());
     const channelId = expectOk(await l2.owner.post('/api/v1/channels', { name: uniqueName('c') }), 201).data.id;
