@@ -99,17 +99,10 @@ export interface PostMessageArgs {
   webhookId?: string | null;
   /** A streamed agent reply (level 3): appended to by its author until finished. */
   streaming?: boolean;
-  /** Writes that commit with the message or not at all (a compat hook's pending render and its job). */
+  /** Writes that commit with the message or not at all (a compat hook's pending render and its job; a scheduled message's or reminder's move to `sent`). */
   alsoInTransaction?: (trx: Knex.Transaction, message: MessageObject) => Promise<void>;
 }
 
-/**
- * Posts a message for an author the caller has already authorised (the HTTP
- * handler checks membership; incoming webhooks own their channel). Applies every
- * content rule (limits, sanitizing, block validation, thread_id), writes the
- * message, its thread count and its `message.created` event in one statement,
- * and returns the Message object.
- */
 /**
  * Every content rule of a post (limits, sanitizing, block validation, a
  * carried file, thread_id's form) without writing anything: postMessage runs
@@ -126,6 +119,13 @@ export async function prepareMessage(rt: Runtime, args: Pick<PostMessageArgs, 'w
   return { content, metadata, threadId, blocks };
 }
 
+/**
+ * Posts a message for an author the caller has already authorised (the HTTP
+ * handler checks membership; incoming webhooks own their channel). Applies every
+ * content rule (limits, sanitizing, block validation, thread_id), writes the
+ * message, its thread count and its `message.created` event in one statement,
+ * and returns the Message object.
+ */
 export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<MessageObject> {
   const { content, metadata, threadId, blocks } = await prepareMessage(rt, args);
   const row: MessageRow = {
