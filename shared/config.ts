@@ -167,6 +167,9 @@ const EnvSchema = z.object({
   PRESENCE_TTL_SECONDS: z.coerce.number().int().min(1).max(45).default(30),
   // Level 3: a streamed reply left without an append this many seconds is finished by the worker.
   STREAMING_TIMEOUT: positiveInt(600),
+  // Level 3: the least lead a scheduled message or reminder may have, in seconds.
+  // Test-only below 60 (the contract's minute), so tests need not wait one (test/processes).
+  SCHEDULE_MIN_LEAD_SECONDS: z.coerce.number().int().min(1).max(60).default(60),
   // Days the audit log keeps an entry (contract §16); the retention job prunes older ones.
   AUDIT_RETENTION_DAYS: positiveInt(365),
   // Level 3: agent messages that may follow one another in a thread (or outside threads) with no person's message between.
@@ -299,6 +302,8 @@ const ConfigSchema = EnvChecked.transform((e) => ({
   presenceTtlSeconds: e.PRESENCE_TTL_SECONDS,
   /** Seconds after its last append a streamed reply is finished by the worker's sweep (level 3). */
   streamingTimeout: e.STREAMING_TIMEOUT,
+  /** Least lead of a scheduled message or reminder, seconds (60; lower in tests only). */
+  scheduleMinLeadSeconds: e.SCHEDULE_MIN_LEAD_SECONDS,
   /** Days an audit log entry is kept (services/core/retention). */
   auditRetentionDays: e.AUDIT_RETENTION_DAYS,
   /** Agent messages in a row (no person's between) a thread or a conversation's top level takes; the next answers 429 agent_chain_limit (level 3). */

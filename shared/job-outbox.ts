@@ -55,8 +55,8 @@ export class JobOutboxPublisher {
       // Not while Redis is away: the enqueue would wait in ioredis's offline queue.
       if (this.stopped || !answering(this.rt.redis)) return;
       const published = await this.rt.db.transaction(async (trx) => {
-        const rows: { id: number; name: JobName; payload: JobPayloads[JobName]; trace_context: string | null }[] = await trx('job_outbox')
-          .select('id', 'name', 'payload', 'trace_context')
+        const rows: { id: number; name: JobName; payload: JobPayloads[JobName]; trace_context: string | null; run_at: Date | null }[] = await trx('job_outbox')
+          .select('id', 'name', 'payload', 'trace_context', 'run_at')
           .orderBy('id')
           .limit(BATCH)
           .forUpdate()

@@ -29,11 +29,17 @@ export interface JobPayloads {
   'retention.sweep': Record<string, never>;
   /** Level 3: run an uploaded Slack export's import (services/core/imports); resumable, so a restarted worker carries on. */
   'import.slack': { importId: string };
+  /** Level 3: post a scheduled message at its send_at (`at`: the time it was recorded for, part of the job id). */
+  'scheduled_message.send': { scheduledMessageId: string; at: number };
+  /** Level 3: send a reminder's DM at its remind_at. */
+  'reminder.send': { reminderId: string; at: number };
+  /** Level 3: store a custom emoji's upload at most 128×128 and mark it ready. */
+  'emoji.process': { emojiId: string };
 }
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES = ['file.postprocess', 'file.remove_objects', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill', 'retention.sweep', 'import.slack'] as const satisfies readonly JobName[];
+export const JOB_NAMES = ['file.postprocess', 'file.remove_objects', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill', 'retention.sweep', 'import.slack', 'scheduled_message.send', 'reminder.send', 'emoji.process'] as const satisfies readonly JobName[];
 
 /** One queue for every job; the job name picks the handler. */
 export const QUEUE_NAME = 'jobs';
@@ -56,6 +62,10 @@ const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
   'search.backfill': () => 'search.backfill',
   'retention.sweep': () => 'retention.sweep',
   'import.slack': (p) => `import.slack-${p.importId}`,
+  // A new send_at is a new job: the one for the old time finds the row moved and does nothing.
+  'scheduled_message.send': (p) => `scheduled_message.send-${p.scheduledMessageId}-${p.at}`,
+  'reminder.send': (p) => `reminder.send-${p.reminderId}-${p.at}`,
+  'emoji.process': (p) => `emoji.process-${p.emojiId}`,
 };
 
 /**
@@ -113,12 +123,15 @@ export async function enqueue<N extends JobName>(rt: Runtime, name: N, payload: 
 }
 
 /** Puts recorded jobs on the queue in one round trip. */
-export async function enqueueRecorded(rt: Runtime, jobs: { name: JobName; payload: JobPayloads[JobName]; trace_context?: TraceCarrier | null }[]): Promise<void> {
+export async function enqueueRecorded(rt: Runtime, jobs: { name: JobName; payload: JobPayloads[JobName]; trace_context?: TraceCarrier | null; run_at?: Date | null }[]): Promise<void> {
+  const now = Date.now();
   await queueOf(rt).addBulk(
-    jobs.map(({ name, payload, trace_context }) => {
+    jobs.map(({ name, payload, trace_context, run_at }) => {
       const id = (JOB_IDS[name] as (p: unknown) => string)(payload);
+      // A job for later (recordJob's runAt) waits in BullMQ's delayed set for the time left.
+      const opts: JobsOptions = run_at ? { jobId: id, delay: Math.max(0, run_at.getTime() - now) } : { jobId: id };
       // The trace of the change that recorded the job, in BullMQ's field for it (the worker continues it).
-      return { name, data: payload, opts: trace_context ? { jobId: id, telemetry: { metadata: trace_context } } : { jobId: id } };
+      return { name, data: payload, opts: trace_context ? { ...opts, telemetry: { metadata: trace_context } } : opts };
     }),
   );
 }
@@ -127,14 +140,13 @@ export async function enqueueRecorded(rt: Runtime, jobs: { name: JobName; payloa
  * Records a job in the caller's transaction (the job outbox); the runtime's
  * job publisher enqueues it once committed.
  */
-export async function recordJob<N extends JobName>(rt: { jobs: JobWakeups }, trx: Db, name: N, payload: JobPayloads[N]): Promise<void> {
+export async function recordJob<N extends JobName>(rt: { jobs: JobWakeups }, trx: Db, name: N, payload: JobPayloads[N], opts: { runAt?: Date } = {}): Promise<void> {
   // Refused at commit past the time the client gives up (migration 011, shared/db/knex.ts commitDeadline).
   const traceContext = tracing ? tracing.active() : undefined;
-  await trx('job_outbox').insert(
-    traceContext
-      ? { name, payload: JSON.stringify(payload), commit_by: commitDeadline(trx), trace_context: traceContext }
-      : { name, payload: JSON.stringify(payload), commit_by: commitDeadline(trx) },
-  );
+  const row: Record<string, unknown> = { name, payload: JSON.stringify(payload), commit_by: commitDeadline(trx) };
+  if (traceContext) row.trace_context = traceContext;
+  if (opts.runAt) row.run_at = opts.runAt;
+  await trx('job_outbox').insert(row);
   const t = trx as Knex.Transaction;
   if (t.isTransaction && t.executionPromise) void t.executionPromise.then(() => rt.jobs.recorded(), () => undefined);
   else rt.jobs.recorded(); // autocommit: the insert was the commit

@@ -117,7 +117,10 @@ function errorResponses(codes: ErrorCode[], shared: Map<string, JsonSchema>) {
 }
 
 const successStatuses = (spec: RouteSpec) =>
-  spec.succeeds === false ? [] : [spec.status ?? (spec.response || spec.produces ? 200 : 204), ...(spec.alsoStatus ?? [])];
+  spec.succeeds === false ? [] : [spec.status ?? (spec.response || spec.produces ? 200 : 204), ...(spec.alsoStatus ?? []), ...(spec.otherResponses ?? []).map((o) => o.status)];
+
+/** Every response body a route declares: its main one and those of otherResponses. */
+const responsesOf = (spec: RouteSpec): z.ZodType[] => [...(spec.response ? [spec.response] : []), ...(spec.otherResponses ?? []).map((o) => o.response)];
 
 /** Prose for routes that bring none: who may call, what comes back. */
 function describe(spec: RouteSpec, bodies: Map<z.ZodType, JsonSchema>): string {
@@ -130,14 +133,20 @@ function describe(spec: RouteSpec, bodies: Map<z.ZodType, JsonSchema>): string {
     : spec.produces
       ? ` with ${spec.produces.join(' or ')}`
       : ' with no body';
+  const others = (spec.otherResponses ?? []).map((o) => {
+    const ref = ((bodies.get(o.response)?.properties as JsonSchema | undefined)?.data as JsonSchema | undefined)?.$ref;
+    return `; ${o.status}${ref ? ` with \`{data: ${String(ref).slice(SCHEMAS.length)}}\`` : ''}`;
+  });
+  if (others.length) return `${spec.summary}. ${who} Answers ${successStatuses(spec).filter((s) => !spec.otherResponses!.some((o) => o.status === s)).join(' or ')}${what}${others.join('')}.`;
   return `${spec.summary}. ${who} Answers ${successStatuses(spec).join(' or ')}${what}.`;
 }
 
 function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, JsonSchema>, errors: Map<string, JsonSchema>, level: FeatureLevel) {
   const success: Record<string, unknown> = {};
   for (const status of successStatuses(spec)) {
-    const content = spec.response
-      ? { 'application/json': { schema: bodies.get(spec.response) } }
+    const response = spec.otherResponses?.find((o) => o.status === status)?.response ?? spec.response;
+    const content = response
+      ? { 'application/json': { schema: bodies.get(response) } }
       : spec.produces
         ? Object.fromEntries(spec.produces.map((type) => [type, { schema: { type: 'string' } }]))
         : undefined;
@@ -146,7 +155,10 @@ function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, Jso
   }
   const bodyContent: Record<string, unknown> = {};
   if (spec.body) {
-    if (spec.rawBody) bodyContent['multipart/form-data'] = { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary' } } } };
+    if (spec.rawBody) {
+      const fields = Object.entries(spec.multipartFields ?? { file: 'binary' }).map(([name, kind]) => [name, kind === 'binary' ? { type: 'string', format: 'binary' } : { type: 'string' }]);
+      bodyContent['multipart/form-data'] = { schema: { type: 'object', properties: Object.fromEntries(fields) } };
+    }
     else {
       bodyContent['application/json'] = { schema: toSchema(spec.body) };
       if (spec.form) bodyContent['application/x-www-form-urlencoded'] = { schema: { type: 'object', properties: { payload: { type: 'string' } } } };
@@ -175,11 +187,11 @@ function responseSchemas(specs: RouteSpec[], level: FeatureLevel) {
   const registry = z.registry<{ id: string }>();
   for (const [name, schema] of namedSchemas) registry.add(schema, { id: name });
   const inline = new Map<z.ZodType, string>();
-  for (const spec of specs) {
-    if (!spec.response || schemaName(spec.response) || inline.has(spec.response)) continue;
+  for (const response of specs.flatMap(responsesOf)) {
+    if (schemaName(response) || inline.has(response)) continue;
     const id = `~body${inline.size}`;
-    inline.set(spec.response, id);
-    registry.add(spec.response, { id });
+    inline.set(response, id);
+    registry.add(response, { id });
   }
   const { schemas } = z.toJSONSchema(registry, {
     io: 'output',
@@ -207,10 +219,9 @@ function responseSchemas(specs: RouteSpec[], level: FeatureLevel) {
     delete json.$id;
   }
   const bodies = new Map<z.ZodType, JsonSchema>();
-  for (const spec of specs) {
-    if (!spec.response) continue;
-    const name = schemaName(spec.response);
-    bodies.set(spec.response, name ? ref(name) : schemas[inline.get(spec.response)!]!);
+  for (const response of specs.flatMap(responsesOf)) {
+    const name = schemaName(response);
+    bodies.set(response, name ? ref(name) : schemas[inline.get(response)!]!);
   }
   // Error codes of a later level are not this level's.
   const codeEnum = (schemas.Error as any)?.properties?.error?.properties?.code; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -8,6 +8,9 @@ import { sweepIdempotencyKeys } from '../../shared/http/idempotency.js';
 import { indexUnsearchedMessages } from './search/search.jobs.js';
 import { retentionSweep } from './retention/retention.jobs.js';
 import { runSlackImport } from './imports/imports.jobs.js';
+import { processEmoji } from './emoji/emoji.jobs.js';
+import { sendReminder } from './reminders/reminders.service.js';
+import { sendScheduledMessage } from './scheduled-messages/scheduled-messages.service.js';
 
 export const handlers: JobHandlers = {
   'file.postprocess': postprocessFile,
@@ -20,4 +23,7 @@ export const handlers: JobHandlers = {
   'search.backfill': indexUnsearchedMessages,
   'retention.sweep': retentionSweep,
   'import.slack': runSlackImport,
+  'scheduled_message.send': sendScheduledMessage,
+  'reminder.send': sendReminder,
+  'emoji.process': processEmoji,
 };

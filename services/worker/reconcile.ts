@@ -1,7 +1,9 @@
 // Work whose job Redis lost (wiped, or failed over without persistence) is
 // found again in Postgres: a file still `processing`, or a compatible webhook
-// post still unrendered (a webhook_renders row), JOB_RECONCILE_AFTER seconds
-// after it was recorded gets its job recorded again in the job outbox, unless
+// post still unrendered (a webhook_renders row), a scheduled message or
+// reminder still `scheduled` past its time, a custom emoji still `processing`,
+// JOB_RECONCILE_AFTER seconds
+// after it was recorded (or due) gets its job recorded again in the job outbox, unless
 // one waits there already. Handlers are idempotent and job ids come from the
 // payload, so a job still queued or running is not doubled: enqueueing an id
 // the queue holds is a no-op.
@@ -23,8 +25,23 @@ export async function reconcileJobs(rt: Runtime): Promise<number> {
        WHERE r.created_at < now() - make_interval(secs => ?)
          AND NOT EXISTS (SELECT 1 FROM job_outbox j WHERE j.name = 'webhook.render' AND j.payload = jsonb_build_object('messageId', r.message_id))
        ORDER BY r.created_at LIMIT ${LIMIT})
+     UNION ALL
+     (SELECT 'scheduled_message.send', jsonb_build_object('scheduledMessageId', m.id, 'at', (extract(epoch FROM m.send_at) * 1000)::bigint) FROM scheduled_messages m
+       WHERE m.status = 'scheduled' AND m.send_at < now() - make_interval(secs => ?)
+         AND NOT EXISTS (SELECT 1 FROM job_outbox j WHERE j.name = 'scheduled_message.send' AND j.payload->>'scheduledMessageId' = m.id::text)
+       ORDER BY m.send_at LIMIT ${LIMIT})
+     UNION ALL
+     (SELECT 'reminder.send', jsonb_build_object('reminderId', r.id, 'at', (extract(epoch FROM r.remind_at) * 1000)::bigint) FROM reminders r
+       WHERE r.status = 'scheduled' AND r.remind_at < now() - make_interval(secs => ?)
+         AND NOT EXISTS (SELECT 1 FROM job_outbox j WHERE j.name = 'reminder.send' AND j.payload->>'reminderId' = r.id::text)
+       ORDER BY r.remind_at LIMIT ${LIMIT})
+     UNION ALL
+     (SELECT 'emoji.process', jsonb_build_object('emojiId', e.id) FROM custom_emoji e
+       WHERE e.status = 'processing' AND e.created_at < now() - make_interval(secs => ?)
+         AND NOT EXISTS (SELECT 1 FROM job_outbox j WHERE j.name = 'emoji.process' AND j.payload = jsonb_build_object('emojiId', e.id))
+       ORDER BY e.created_at LIMIT ${LIMIT})
      RETURNING id`,
-    [after, after],
+    [after, after, after, after, after],
   );
   if (rows.length > 0) {
     rt.log.info({ jobs: rows.length }, 'reconcile: recorded jobs again for unfinished work');

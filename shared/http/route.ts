@@ -74,10 +74,14 @@ export interface RouteSpec<
   succeeds?: false;
   /** Other success statuses the handler may answer with `Reply` (documented too). */
   alsoStatus?: number[];
+  /** Other success statuses the handler may answer with `Reply`, each with a body of its own (a scheduled post's 202). */
+  otherResponses?: { status: number; response: z.ZodType }[];
   /** Body media types accepted besides JSON (the compatible webhook takes forms). */
   form?: boolean;
   /** Handles its own body (multipart uploads): no body parser runs. */
   rawBody?: boolean;
+  /** The multipart fields a rawBody route reads, for the document (default: the binary `file`). */
+  multipartFields?: Record<string, 'text' | 'binary'>;
   /**
    * Honours `Idempotency-Key` (level 3, shared/http/idempotency.ts), keyed per
    * caller: the key's user (`actor`) or the webhook of the path (`webhook`).

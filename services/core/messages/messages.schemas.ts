@@ -34,6 +34,9 @@ export const ContentJson = z.unknown();
 
 const MessageId = (what: string) => z.string().refine(isUuid, `must be ${what} (a uuid)`);
 
+/** An ISO 8601 time with its offset (`2026-12-01T09:00:00Z`, `…+02:00`): scheduled messages, reminders. */
+export const IsoTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time with its offset, such as 2026-12-01T09:00:00Z' });
+
 export const PostMessageBody = z.strictObject({
   content: Content,
   content_json: ContentJson.optional(),
@@ -42,6 +45,11 @@ export const PostMessageBody = z.strictObject({
   streaming: fromLevel(
     { since: 3 },
     z.boolean({ error: 'must be true or false' }).optional().describe('True: a streamed reply, grown with .../append and ended with .../finish (feature level 3)'),
+  ),
+  send_at: fromLevel(
+    { since: 3 },
+    IsoTime.optional()
+      .describe('Post it then instead (1 minute to 120 days ahead): answers 202 with the ScheduledMessage (feature level 3)'),
   ),
 });
 export type PostMessageInput = z.infer<typeof PostMessageBody>;

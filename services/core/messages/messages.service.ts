@@ -130,8 +130,24 @@ export interface PostMessageArgs {
   streaming?: boolean;
   /** An agent's post: under the loop guard, and it clears the agent's working status in its thread (level 3). */
   authorIsAgent?: boolean;
-  /** Writes that commit with the message or not at all (a compat hook's pending render and its job). */
+  /** Writes that commit with the message or not at all (a compat hook's pending render and its job; a scheduled message's or reminder's move to `sent`). */
   alsoInTransaction?: (trx: Knex.Transaction, message: MessageObject) => Promise<void>;
+}
+
+/**
+ * Every content rule of a post (limits, sanitizing, block validation, a
+ * carried file, thread_id's form) without writing anything: postMessage runs
+ * it, and so does scheduling a message, so a scheduled one is refused when it
+ * is written, not when it is due.
+ */
+export async function prepareMessage(rt: Runtime, args: Pick<PostMessageArgs, 'workspaceId' | 'authorId' | 'content' | 'content_json' | 'metadata' | 'thread_id'>) {
+  const content = cleanContent(parseOrThrow(Content, args.content, 'content'));
+  const metadata = args.metadata == null ? null : parseOrThrow(Metadata, args.metadata, 'metadata');
+  await checkCarriedFile(rt, { userId: args.authorId, workspaceId: args.workspaceId }, metadata);
+  const threadId = args.thread_id ?? null;
+  if (threadId !== null && !isUuid(threadId)) throw badThread();
+  const blocks = checkContentJson(rt, args.content_json);
+  return { content, metadata, threadId, blocks };
 }
 
 /**
@@ -195,12 +211,7 @@ const chainLimitReached = (limit: number, inThread: boolean) =>
  * inserts, and what an ephemeral message (level 3) is rendered from unsaved.
  */
 export async function messageRowOf(rt: Runtime, args: PostMessageArgs): Promise<MessageRow> {
-  const content = cleanContent(parseOrThrow(Content, args.content, 'content'));
-  const metadata = args.metadata == null ? null : parseOrThrow(Metadata, args.metadata, 'metadata');
-  await checkCarriedFile(rt, { userId: args.authorId, workspaceId: args.workspaceId }, metadata);
-  const threadId = args.thread_id ?? null;
-  if (threadId !== null && !isUuid(threadId)) throw badThread();
-  const blocks = checkContentJson(rt, args.content_json);
+  const { content, metadata, threadId, blocks } = await prepareMessage(rt, args);
   const mentions = await mentionsOf(rt, rt.db, {
     workspaceId: args.workspaceId,
     channelId: args.channelId,

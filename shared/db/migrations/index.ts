@@ -34,6 +34,8 @@ import * as agentsAtHome from './170_agents_at_home.js';
 import * as userGroups from './190_user_groups.js';
 import * as userNamesNotGroupHandles from './191_user_names_not_group_handles.js';
 import * as pinsArchivedChannels from './195_pins_archived_channels.js';
+import * as scheduledMessages from './200_scheduled_messages.js';
+import * as customEmoji from './201_custom_emoji.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -72,4 +74,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '190_user_groups': userGroups,
   '191_user_names_not_group_handles': userNamesNotGroupHandles,
   '195_pins_archived_channels': pinsArchivedChannels,
+  '200_scheduled_messages': scheduledMessages,
+  '201_custom_emoji': customEmoji,
 };

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { PageQuery, ok } from '../../../../shared/http/envelope.js';
-import type { RouteTable } from '../../../../shared/http/route.js';
+import { Reply, type RouteTable } from '../../../../shared/http/route.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
 import type { ChannelKind } from '../../../core/channels/channels.access.js';
 import { MessageEditSchema, MessageSchema, ReactionSchema } from '../../../core/messages/messages.presenter.js';
 import { AppendBody, FinishBody, ListMessagesQuery, PostMessageBody, ReactionBody, UpdateMessageBody } from '../../../core/messages/messages.schemas.js';
 import * as messages from '../../../core/messages/messages.service.js';
+import { ScheduledMessageSchema } from '../../../core/scheduled-messages/scheduled-messages.presenter.js';
+import * as scheduled from '../../../core/scheduled-messages/scheduled-messages.service.js';
 
 /**
  * Message routes under one parent: `/channels/{channel_id}` (kind channel) or
@@ -33,8 +35,26 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
       ({ rt, actor, params, query }) => messages.listMessages(rt, actor, params[param]!, kind, query),
     )
     .add(
-      { method: 'post', path: `${base}/messages`, scope: 'messages:write', summary: `Post a message (thread_id makes a reply)`, tag, params: P, body: PostMessageBody, status: 201, response: dataOf(MessageSchema), errors: ['forbidden', 'channel_archived', 'agent_chain_limit'], idempotent: 'actor' },
-      async ({ rt, actor, params, body }) => ok(await messages.createMessage(rt, actor, params[param]!, kind, body)),
+      {
+        method: 'post',
+        path: `${base}/messages`,
+        scope: 'messages:write',
+        summary: `Post a message (thread_id makes a reply)`,
+        tag,
+        params: P,
+        body: PostMessageBody,
+        status: 201,
+        response: dataOf(MessageSchema),
+        // Level 3: with send_at, the message is scheduled instead (contract §14).
+        ...(routes.level >= 3 ? { otherResponses: [{ status: 202, response: dataOf(ScheduledMessageSchema) }] } : {}),
+        errors: ['forbidden', 'channel_archived', 'agent_chain_limit'],
+        idempotent: 'actor',
+      },
+      async ({ rt, actor, params, body }) => {
+        // The 202 body is otherResponses' (the handler's type knows only the main response).
+        if (body.send_at !== undefined) return new Reply(202, ok(await scheduled.scheduleMessage(rt, actor, params[param]!, kind, { ...body, send_at: body.send_at }))) as Reply<never>;
+        return ok(await messages.createMessage(rt, actor, params[param]!, kind, body));
+      },
     )
     .add({ method: 'get', path: `${base}/messages/{message_id}`, scope: 'read', summary: 'One message', tag, params: PM, response: dataOf(MessageSchema) }, async ({ rt, actor, params }) =>
       ok(await messages.getMessage(rt, actor, params[param]!, kind, params.message_id!)),

@@ -755,7 +755,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message (thread_id makes a reply)
-         * @description Post a message (thread_id makes a reply). Needs an API key. Answers 201 with `{data: Message}`.
+         * @description Post a message (thread_id makes a reply). Needs an API key. Answers 201 with `{data: Message}`; 202 with `{data: ScheduledMessage}`.
          */
         post: operations["postApiV1ChannelsChannelIdMessages"];
         delete?: never;
@@ -1035,7 +1035,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message (thread_id makes a reply)
-         * @description Post a message (thread_id makes a reply). Needs an API key. Answers 201 with `{data: Message}`.
+         * @description Post a message (thread_id makes a reply). Needs an API key. Answers 201 with `{data: Message}`; 202 with `{data: ScheduledMessage}`.
          */
         post: operations["postApiV1DmsConversationIdMessages"];
         delete?: never;
@@ -1310,6 +1310,158 @@ export interface paths {
          * @description An agent member sends a message only user_id sees (message.ephemeral to that user's streams); never stored, listed, searched or replayed. Needs an API key. Answers 200 with `{data: EphemeralMessage}`.
          */
         post: operations["postApiV1DmsConversationIdEphemeral"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scheduled-messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your scheduled messages (scheduled, sent and failed), newest first
+         * @description Your scheduled messages (scheduled, sent and failed), newest first. Needs an API key. Answers 200 with `ScheduledMessageList`.
+         */
+        get: operations["getApiV1ScheduledMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scheduled-messages/{scheduled_message_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a scheduled message while it is scheduled
+         * @description Delete a scheduled message while it is scheduled. Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1ScheduledMessagesScheduledMessageId"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a scheduled message (content, content_json, metadata, send_at) while it is scheduled
+         * @description Change a scheduled message (content, content_json, metadata, send_at) while it is scheduled. Needs an API key. Answers 200 with `{data: ScheduledMessage}`.
+         */
+        patch: operations["patchApiV1ScheduledMessagesScheduledMessageId"];
+        trace?: never;
+    };
+    "/api/v1/reminders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your reminders, newest first
+         * @description Your reminders, newest first. Needs an API key. Answers 200 with `ReminderList`.
+         */
+        get: operations["getApiV1Reminders"];
+        put?: never;
+        /**
+         * Be reminded at remind_at (1 minute to 120 days ahead) of a text or a message: "Axid" sends you a DM
+         * @description Be reminded at remind_at (1 minute to 120 days ahead) of a text or a message: "Axid" sends you a DM. Needs an API key. Answers 201 with `{data: Reminder}`.
+         */
+        post: operations["postApiV1Reminders"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reminders/{reminder_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a reminder not sent yet
+         * @description Delete a reminder not sent yet. Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1RemindersReminderId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/emoji": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's custom emoji, newest first
+         * @description The workspace's custom emoji, newest first. Needs an API key. Answers 200 with `CustomEmojiList`.
+         */
+        get: operations["getApiV1Emoji"];
+        put?: never;
+        /**
+         * Add a custom emoji (multipart: "name", 1 to 64 of a-z 0-9 _ + - and no standard shortcode; "image", PNG, GIF, JPEG or WebP up to 256 KB, stored at most 128×128)
+         * @description Add a custom emoji (multipart: "name", 1 to 64 of a-z 0-9 _ + - and no standard shortcode; "image", PNG, GIF, JPEG or WebP up to 256 KB, stored at most 128×128). Needs an API key. Answers 201 with `{data: CustomEmoji}`.
+         */
+        post: operations["postApiV1Emoji"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/emoji/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a custom emoji (its creator, an admin or an owner)
+         * @description Delete a custom emoji (its creator, an admin or an owner). Needs an API key. Answers 204 with no body.
+         */
+        delete: operations["deleteApiV1EmojiName"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/emoji-images/{emoji_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A custom emoji's image (WebP, at most 128×128), the `url` of GET /emoji; no key needed
+         * @description A custom emoji's image (WebP, at most 128×128), the `url` of GET /emoji; no key needed. Needs no key. Answers 200 with image/webp.
+         */
+        get: operations["getApiV1EmojiImagesEmojiId"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2022,6 +2174,18 @@ export interface components {
                 name: string;
             }[];
         };
+        CustomEmoji: {
+            name: string;
+            /** @description The image (at most 128×128), needing no key; null while the worker is still storing it */
+            url: string | null;
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        CustomEmojiList: {
+            data: components["schemas"]["CustomEmoji"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         EphemeralMessage: {
             id: string;
             channel_id: string;
@@ -2344,6 +2508,53 @@ export interface components {
             emoji: string;
             count: number;
             user_ids: string[];
+        };
+        Reminder: {
+            id: string;
+            text: string | null;
+            /** @description The message it links to */
+            message_id: string | null;
+            /** @description The linked message's conversation */
+            conversation_id: string | null;
+            /** Format: date-time */
+            remind_at: string;
+            /** @enum {string} */
+            status: "scheduled" | "sent" | "failed";
+            error: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ReminderList: {
+            data: components["schemas"]["Reminder"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        ScheduledMessage: {
+            id: string;
+            /** @description The channel or DM conversation it is posted in */
+            conversation_id: string;
+            thread_id: string | null;
+            content: string;
+            content_json: components["schemas"]["ContentDocument"] | null;
+            metadata: {
+                type: string;
+                data: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            /** Format: date-time */
+            send_at: string;
+            /** @enum {string} */
+            status: "scheduled" | "sent" | "failed";
+            /** @description Why it was not posted (status failed) */
+            error: string | null;
+            /** @description The posted message (status sent) */
+            message_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ScheduledMessageList: {
+            data: components["schemas"]["ScheduledMessage"][];
+            pagination: components["schemas"]["Pagination"];
         };
         SignInMethods: {
             password: boolean;
@@ -4752,6 +4963,11 @@ export interface operations {
                     thread_id?: string | null;
                     /** @description True: a streamed reply, grown with .../append and ended with .../finish (feature level 3) */
                     streaming?: boolean;
+                    /**
+                     * Format: date-time
+                     * @description Post it then instead (1 minute to 120 days ahead): answers 202 with the ScheduledMessage (feature level 3)
+                     */
+                    send_at?: string;
                 };
             };
         };
@@ -4769,6 +4985,22 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScheduledMessage"];
                     };
                 };
             };
@@ -5507,6 +5739,11 @@ export interface operations {
                     thread_id?: string | null;
                     /** @description True: a streamed reply, grown with .../append and ended with .../finish (feature level 3) */
                     streaming?: boolean;
+                    /**
+                     * Format: date-time
+                     * @description Post it then instead (1 minute to 120 days ahead): answers 202 with the ScheduledMessage (feature level 3)
+                     */
+                    send_at?: string;
                 };
             };
         };
@@ -5524,6 +5761,22 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScheduledMessage"];
                     };
                 };
             };
@@ -6208,6 +6461,371 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1ScheduledMessages: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduledMessageList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1ScheduledMessagesScheduledMessageId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scheduled_message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchApiV1ScheduledMessagesScheduledMessageId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scheduled_message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    content?: string;
+                    content_json?: unknown;
+                    metadata?: {
+                        type: string;
+                        data: {
+                            [key: string]: unknown;
+                        };
+                    } | null;
+                    /** Format: date-time */
+                    send_at?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScheduledMessage"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1Reminders: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReminderList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1Reminders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: date-time */
+                    remind_at: string;
+                    text?: string;
+                    message_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Reminder"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1RemindersReminderId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                reminder_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1Emoji: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomEmojiList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1Emoji: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    name?: string;
+                    /** Format: binary */
+                    image?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CustomEmoji"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["NameTaken"];
+            413: components["responses"]["FileTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiV1EmojiName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1EmojiImagesEmojiId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                emoji_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/webp": string;
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

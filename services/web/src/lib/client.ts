@@ -552,7 +552,8 @@ export class AxidClient {
         this.messagesPath(conversationId) === 'dms'
           ? await data(this.api.POST('/api/v1/dms/{conversation_id}/messages', { params: { path: { conversation_id: conversationId } }, body, headers }))
           : await data(this.api.POST('/api/v1/channels/{channel_id}/messages', { params: { path: { channel_id: conversationId } }, body, headers }));
-      this.store.resolvePending(localId, m);
+      // Sent without send_at, the answer is the posted message (201), never a scheduled one (202).
+      this.store.resolvePending(localId, m as Message);
     } catch (err) {
       this.store.failPending(localId);
       if (!(err instanceof ApiError) || err.status === 0 || err.status >= 500) this.unsent.set(localId, { conversationId, content, opts: { ...opts, idempotencyKey: opts.idempotencyKey ?? localId } });
