@@ -25,13 +25,15 @@ export interface JobPayloads {
   'idempotency.sweep': Record<string, never>;
   /** Level 3, repeating: index messages written where search did not exist (migration 090). */
   'search.backfill': Record<string, never>;
+  /** Level 3: fetch the link previews of a message (services/core/unfurls); linksKey names its links, so an edit that changes them is a new job. */
+  'message.unfurl': { messageId: string; linksKey: string };
   /** Any level, daily: delete messages past their retention and audit entries past AUDIT_RETENTION_DAYS (contract §16). */
   'retention.sweep': Record<string, never>;
 }
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES = ['file.postprocess', 'file.remove_objects', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill', 'retention.sweep'] as const satisfies readonly JobName[];
+export const JOB_NAMES = ['file.postprocess', 'file.remove_objects', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill', 'retention.sweep', 'message.unfurl'] as const satisfies readonly JobName[];
 
 /** One queue for every job; the job name picks the handler. */
 export const QUEUE_NAME = 'jobs';
@@ -53,6 +55,7 @@ const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
   'idempotency.sweep': () => 'idempotency.sweep',
   'search.backfill': () => 'search.backfill',
   'retention.sweep': () => 'retention.sweep',
+  'message.unfurl': (p) => `message.unfurl-${p.messageId}-${p.linksKey}`,
 };
 
 /**

@@ -6,7 +6,7 @@
 // and query through `rt.presenters` and never ask the level themselves
 // (docs/architecture.md, "Where the level is read").
 import { existsAt, type FeatureLevel } from '../../shared/feature-level.js';
-import { messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
+import { MESSAGE_UNFURLS, messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
 import { messageSqlAt, type MessageSql } from './messages/messages.store.js';
 import { FILES_FOLLOW_CONVERSATIONS } from './files/files.presenter.js';
 import { READ_STATE } from './read-state/read-state.schemas.js';
@@ -27,6 +27,8 @@ export interface Presenters {
   searchWords: boolean;
   /** Whether files follow their conversations (contract §17) rather than being read by every member (§4). */
   filesFollowConversations: boolean;
+  /** Whether messages carry link previews (contract §14: services/core/unfurls). */
+  unfurls: boolean;
   /** The Workspace (`settings.retention_days` where the level shows it). */
   workspace: (row: WorkspaceRow) => WorkspaceObject;
 }
@@ -38,6 +40,7 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   readState: existsAt(READ_STATE, level),
   searchWords: existsAt(SEARCH, level),
   filesFollowConversations: existsAt(FILES_FOLLOW_CONVERSATIONS, level),
+  unfurls: existsAt(MESSAGE_UNFURLS, level),
   workspace: workspacePresenter(level),
 });
 

@@ -21,6 +21,8 @@ export interface MessageRow {
   edited_at: Date | null;
   /** A streamed agent reply still being written (level 3). */
   streaming: boolean;
+  /** Link previews the worker fetched (level 3, services/core/unfurls); null: none yet. */
+  unfurls?: Unfurl[] | null;
   /** From the LEFT JOIN on threads (roots only). */
   reply_count?: number | null;
   last_reply_at?: Date | null;
@@ -68,6 +70,22 @@ export type MessageDisplay = z.infer<typeof MessageDisplaySchema>;
 /** On a root message with replies. */
 export const ThreadSchema = named('Thread', z.strictObject({ reply_count: z.number().int(), last_reply_at: Timestamp.nullable() }));
 
+/** A link preview (contract §14): what the page says of itself; image_url is Axid's own copy of its image. */
+export const UnfurlSchema = named(
+  'Unfurl',
+  z.strictObject({
+    url: z.string(),
+    title: z.string().nullable(),
+    description: z.string().nullable(),
+    site_name: z.string().nullable(),
+    image_url: z.string().nullable().describe('The preview image as stored by Axid (never the page\'s own address)'),
+  }),
+);
+export type Unfurl = z.infer<typeof UnfurlSchema>;
+
+/** `unfurls` exists from level 3 (link previews). */
+export const MESSAGE_UNFURLS: LevelSpan = { since: 3 };
+
 /** `streaming` exists from level 3 (streamed agent replies). */
 export const MESSAGE_STREAMING: LevelSpan = { since: 3 };
 
@@ -90,6 +108,7 @@ export const MessageSchema = named(
     created_at: Timestamp,
     edited_at: Timestamp.nullable(),
     streaming: fromLevel(MESSAGE_STREAMING, z.boolean().optional().describe('True while an agent is still writing the message (append, then finish); on every Message at feature level 3')),
+    unfurls: fromLevel(MESSAGE_UNFURLS, z.array(UnfurlSchema).optional().describe('Link previews of up to 3 https links, added by the worker (message.updated follows); on every Message at feature level 3')),
   }),
 );
 
@@ -118,6 +137,7 @@ export const MESSAGE_FIELDS = [
   'created_at',
   'edited_at',
   'streaming',
+  'unfurls',
 ] as const satisfies readonly (keyof z.infer<typeof MessageSchema>)[];
 export type MessageField = (typeof MESSAGE_FIELDS)[number];
 
@@ -143,14 +163,18 @@ export type PresentMessage = (row: MessageRow, reactions?: ReactionSummary[]) =>
  * the fields of messageFieldsAt, as the history page renders them. Made once
  * per runtime (services/core/presenters.ts), so rendering asks no level.
  */
-export const messagePresenter = (level: FeatureLevel): PresentMessage =>
-  messageFieldsAt(level).includes('streaming')
-    ? (row, reactions = []) => {
-        const message = presentFields(row, reactions);
-        message.streaming = row.streaming ?? false;
-        return message;
-      }
-    : (row, reactions = []) => presentFields(row, reactions);
+export const messagePresenter = (level: FeatureLevel): PresentMessage => {
+  const fields = messageFieldsAt(level);
+  const streaming = fields.includes('streaming');
+  const unfurls = fields.includes('unfurls');
+  if (!streaming && !unfurls) return (row, reactions = []) => presentFields(row, reactions);
+  return (row, reactions = []) => {
+    const message = presentFields(row, reactions);
+    if (streaming) message.streaming = row.streaming ?? false;
+    if (unfurls) message.unfurls = row.unfurls ?? [];
+    return message;
+  };
+};
 
 const presentFields = (row: MessageRow, reactions: ReactionSummary[]): MessageObject => ({
   id: row.id,

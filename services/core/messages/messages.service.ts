@@ -22,6 +22,9 @@ import { readableFile } from '../files/files.access.js';
 import { FILE_METADATA_TYPE } from '../files/files.presenter.js';
 import { removeStoredFile } from '../files/files.removal.js';
 import * as filesStore from '../files/files.store.js';
+import { recordJob } from '../../../shared/jobs.js';
+import { unfurlJob, unfurlLinks } from '../unfurls/unfurls.service.js';
+import type { Unfurl } from './messages.presenter.js';
 
 const channelScope = (workspaceId: string, channelId: string): AxidEvent['to'] => ({
   scope: 'channel',
@@ -141,8 +144,15 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
   // the relay as this; a streamed reply's is written as posted (its appends are deltas).
   const eventJson = row.streaming ? JSON.stringify(event) : null;
   let inserted: boolean;
+  // Level 3: links to preview (a streamed reply's are read when it is finished).
+  const unfurl = row.streaming ? null : unfurlJob(rt, row.id, content);
   try {
-    const also = args.alsoInTransaction;
+    const also = unfurl
+      ? async (trx: Knex.Transaction, m: MessageObject) => {
+          await recordJob(rt, trx, 'message.unfurl', unfurl);
+          await args.alsoInTransaction?.(trx, m);
+        }
+      : args.alsoInTransaction;
     inserted = also
       ? await rt.db.transaction(async (trx) => {
           const ok = await store.insertMessage(trx, row, eventJson, rt.presenters.searchWords);
@@ -261,18 +271,54 @@ export async function updateMessage(rt: Runtime, actor: Actor, channelId: string
   if (!canEditMessage(actor, existing)) throw forbidden('only the author edits a message');
   // Content first, as before: of two bad fields, the content's refusal is the answer.
   const content = body.content !== undefined ? cleanContent(body.content) : undefined;
-  const patch = await documentPatch(rt, actor, body);
+  const { unfurls: removeUnfurls, ...edit } = body;
+  // Level 3: `unfurls: []` alone removes the previews and is no edit (no version, edited_at stays).
+  if (removeUnfurls !== undefined && Object.keys(edit).length === 0) return removePreviews(rt, actor, channel.id, existing.id);
+  const patch = await documentPatch(rt, actor, edit);
   if (content !== undefined) patch.content = content;
+  if (removeUnfurls !== undefined) patch.unfurls = JSON.stringify([]);
+  // New links: the previews of the old ones go, and the worker fetches the new ones.
+  let unfurl: ReturnType<typeof unfurlJob> = null;
+  if (content !== undefined && rt.presenters.unfurls && removeUnfurls === undefined && !sameLinks(unfurlLinks(rt, existing.content), unfurlLinks(rt, content))) {
+    patch.unfurls = null;
+    unfurl = unfurlJob(rt, existing.id, content);
+  }
   return rt.db.transaction(async (trx) => {
     // Deleted meanwhile: nothing to edit.
     if (!(await store.keepVersion(trx, existing.id))) throw notFound('Message');
     await store.updateMessage(trx, existing.id, patch);
+    if (unfurl) await recordJob(rt, trx, 'message.unfurl', unfurl);
     const row = (await store.findMessage(trx, channel.id, existing.id)) as MessageRow;
     const reactions = await store.reactionsFor(trx, [row.id]);
     const message = rt.presenters.message(row, reactions.get(row.id));
     await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channel.id), data: { message } }]);
     return message;
   });
+}
+
+const sameLinks = (a: string[], b: string[]) => a.length === b.length && a.every((link, i) => link === b[i]);
+
+/** `PATCH ... {unfurls: []}`: the author removes a message's link previews (message.updated). */
+async function removePreviews(rt: Runtime, actor: Actor, channelId: string, messageId: string) {
+  return rt.db.transaction(async (trx) => {
+    const changed = await store.replaceContent(trx, messageId, { unfurls: JSON.stringify([]) });
+    if (!changed) throw notFound('Message');
+    const message = await presentLocked(rt, trx, channelId, messageId);
+    await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channelId), data: { message } }]);
+    return message;
+  });
+}
+
+/**
+ * The worker's link previews (services/core/unfurls/unfurls.jobs.ts): written
+ * if the message still has the content they were read from, with
+ * message.updated, in the caller's transaction. Not an edit.
+ */
+export async function setUnfurls(rt: Runtime, trx: Knex.Transaction, messageId: string, content: string, unfurls: Unfurl[]): Promise<void> {
+  const [row] = (await trx('messages').where({ id: messageId, content }).update({ unfurls: JSON.stringify(unfurls) }).returning(['channel_id', 'workspace_id'])) as { channel_id: string; workspace_id: string }[];
+  if (!row) return; // edited or deleted meanwhile
+  const message = await presentLocked(rt, trx, row.channel_id, messageId);
+  await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(row.workspace_id, row.channel_id), data: { message } }]);
 }
 
 /** Edit history: the earlier versions of a message, newest first, to whoever can read it. */

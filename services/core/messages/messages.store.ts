@@ -26,6 +26,7 @@ const MESSAGE_COLUMNS = [
   'm.created_at',
   'm.edited_at',
   'm.streaming',
+  'm.unfurls',
   't.reply_count',
   't.last_reply_at',
 ];
@@ -237,6 +238,7 @@ const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
   created_at: isoTime('m.created_at'),
   edited_at: isoTime('m.edited_at'),
   streaming: 'm.streaming',
+  unfurls: `coalesce(m.unfurls, '[]'::json)`,
 };
 
 /** A Message as JSON, with the fields of `level` (messageFieldsAt); `fields` overrides how some are given. */
@@ -427,6 +429,10 @@ export const findMessage = (db: Db, channelId: string, messageId: string) =>
     .leftJoin('threads as t', 't.root_message_id', 'm.id')
     .where({ 'm.id': messageId, 'm.channel_id': channelId })
     .first(MESSAGE_COLUMNS) as Promise<MessageRow | undefined>;
+
+/** A message by id alone (the worker's jobs). */
+export const findMessageById = (db: Db, messageId: string) =>
+  db('messages as m').leftJoin('threads as t', 't.root_message_id', 'm.id').where('m.id', messageId).first(MESSAGE_COLUMNS) as Promise<MessageRow | undefined>;
 
 export const isRootOf = async (db: Db, channelId: string, messageId: string) =>
   Boolean(await db('messages').where({ id: messageId, channel_id: channelId }).whereNull('thread_id').first('id'));

@@ -27,6 +27,7 @@ import * as streamedReplyAppends from './110_streamed_reply_appends.js';
 import * as fileCarriers from './120_file_carriers.js';
 import * as auditLogRetention from './140_audit_log_retention.js';
 import * as traceContext from './160_trace_context.js';
+import * as messageUnfurls from './205_message_unfurls.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -58,4 +59,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '120_file_carriers': fileCarriers,
   '140_audit_log_retention': auditLogRetention,
   '160_trace_context': traceContext,
+  '205_message_unfurls': messageUnfurls,
 };
