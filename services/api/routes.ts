@@ -13,6 +13,7 @@ import { dmRoutes } from './modules/dms/dms.routes.js';
 import { eventSubscriptionRoutes } from './modules/event-subscriptions/event-subscriptions.routes.js';
 import { fileRoutes } from './modules/files/files.routes.js';
 import { unfurlRoutes } from './modules/unfurls/unfurls.routes.js';
+import { emailRoutes } from './modules/email/email.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
 import { searchRoutes } from './modules/search/search.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
@@ -40,6 +41,7 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   searchRoutes(v1);
   fileRoutes(v1);
   unfurlRoutes(v1);
+  emailRoutes(v1);
   webhookRoutes(v1);
   eventSubscriptionRoutes(v1);
   auditRoutes(v1);

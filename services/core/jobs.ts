@@ -6,6 +6,7 @@ import { renderWebhookMessage } from './webhooks/webhooks.jobs.js';
 import { finishStaleStreams } from './messages/messages.jobs.js';
 import { sweepIdempotencyKeys } from '../../shared/http/idempotency.js';
 import { indexUnsearchedMessages } from './search/search.jobs.js';
+import { notifyAway } from './email/email.notify.js';
 import { unfurlMessage } from './unfurls/unfurls.jobs.js';
 import { retentionSweep } from './retention/retention.jobs.js';
 
@@ -20,4 +21,5 @@ export const handlers: JobHandlers = {
   'search.backfill': indexUnsearchedMessages,
   'retention.sweep': retentionSweep,
   'message.unfurl': unfurlMessage,
+  'email.notify_away': notifyAway,
 };

@@ -19,6 +19,8 @@ export interface UserRow {
   email: string | null;
   /** A scrypt hash in PHC form (services/core/auth/passwords.ts); never rendered. */
   password_hash: string | null;
+  /** Level 3 (contract §14): whether missed mentions and DMs are emailed (services/core/email). */
+  email_notifications?: 'mentions' | 'never';
 }
 
 /** `email` is a field of level 3 (contract §12). */
@@ -37,6 +39,10 @@ export const UserSchema = named(
     email: fromLevel(
       USER_EMAIL,
       z.string().nullable().optional().describe('Shown to the user and to owners and admins only (feature level 3); null when none is set'),
+    ),
+    email_notifications: fromLevel(
+      USER_EMAIL,
+      z.enum(['mentions', 'never']).optional().describe('Shown to the user only (feature level 3): whether missed mentions and DMs are emailed (PATCH /users/me)'),
     ),
   }),
 );
@@ -73,5 +79,10 @@ export type PresentUserTo = (viewer: Pick<Actor, 'userId' | 'role'>) => (row: Us
  */
 export const userPresenterTo = (level: FeatureLevel): PresentUserTo =>
   existsAt(USER_EMAIL, level)
-    ? (viewer) => (row) => (canSeeEmail(viewer, row.id) ? { ...presentUser(row), email: row.email ?? null } : presentUser(row))
+    ? (viewer) => (row) => {
+        if (!canSeeEmail(viewer, row.id)) return presentUser(row);
+        const user: UserObject = { ...presentUser(row), email: row.email ?? null };
+        if (viewer.userId === row.id) user.email_notifications = row.email_notifications ?? 'mentions';
+        return user;
+      }
     : () => presentUser;

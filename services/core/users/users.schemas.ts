@@ -30,6 +30,8 @@ export const UpdateMeBody = z.strictObject({
   // Level 3 (contract §12): a new password, with the current one when there is one.
   password: fromLevel({ since: 3 }, Password.optional()),
   current_password: fromLevel({ since: 3 }, z.string().min(1).max(256).optional()),
+  // Level 3 (contract §14): emails of missed mentions and DMs.
+  email_notifications: fromLevel({ since: 3 }, z.enum(['mentions', 'never']).optional()),
 });
 
 export const ListUsersQuery = PageQuery.extend({

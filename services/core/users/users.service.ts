@@ -1,3 +1,4 @@
+import { setEmailNotifications } from '../email/email.store.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import type { Actor } from '../../../shared/auth.js';
 import { issueApiKey } from '../../../shared/auth.js';
@@ -97,17 +98,19 @@ export async function enforceUserLimit(trx: Knex.Transaction, workspaceId: strin
 export async function updateMe(
   rt: Runtime,
   actor: Actor,
-  input: { name?: string; display_name?: string | null; avatar_url?: string | null; password?: string; current_password?: string },
+  input: { name?: string; display_name?: string | null; avatar_url?: string | null; password?: string; current_password?: string; email_notifications?: 'mentions' | 'never' },
   address: string,
 ) {
   const db = rt.db;
-  const { password, current_password, ...patch } = input;
+  const { password, current_password, email_notifications, ...patch } = input;
   try {
     return await db.transaction(async (trx) => {
       if (password !== undefined) {
         const me = (await store.findActiveUser(trx, actor.workspaceId, actor.userId)) as UserRow;
         await changePassword(rt, trx, actor, me, { password, current_password }, address);
       }
+      // Turning emails off also drops what was waiting to be emailed (services/core/email).
+      if (email_notifications !== undefined) await setEmailNotifications(trx, actor.userId, email_notifications);
       const user: UserRow = Object.keys(patch).length
         ? await store.updateUser(trx, actor.userId, patch)
         : ((await store.findActiveUser(trx, actor.workspaceId, actor.userId)) as UserRow);

@@ -28,6 +28,7 @@ import * as fileCarriers from './120_file_carriers.js';
 import * as auditLogRetention from './140_audit_log_retention.js';
 import * as traceContext from './160_trace_context.js';
 import * as messageUnfurls from './205_message_unfurls.js';
+import * as emailNotifications from './206_email_notifications.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -60,4 +61,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '140_audit_log_retention': auditLogRetention,
   '160_trace_context': traceContext,
   '205_message_unfurls': messageUnfurls,
+  '206_email_notifications': emailNotifications,
 };
