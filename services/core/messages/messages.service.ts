@@ -526,6 +526,9 @@ export async function finishMessage(rt: Runtime, actor: Actor, channelId: string
     const row = await lockStreaming(rt, trx, actor, channel.id, messageId);
     await store.finishStreaming(trx, row.id, patch);
     const message = await presentLocked(rt, trx, channel.id, row.id);
+    // Its links are previewed once it is whole.
+    const unfurl = unfurlJob(rt, row.id, message.content);
+    if (unfurl) await recordJob(rt, trx, 'message.unfurl', unfurl);
     await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channel.id), data: { message } }]);
     return message;
   });

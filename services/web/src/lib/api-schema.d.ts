@@ -1052,6 +1052,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/unfurl-images/{workspace_id}/{image_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A link preview's image as Axid stored it (the `image_url` of a message's `unfurls`; no key needed: an <img> sends none)
+         * @description A link preview's image as Axid stored it (the `image_url` of a message's `unfurls`; no key needed: an <img> sends none). Needs no key. Answers 200 with image/png or image/jpeg or image/gif or image/webp.
+         */
+        get: operations["getApiV1UnfurlImagesWorkspaceIdImageId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/email/unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One-click unsubscribe (RFC 8058: the emails' List-Unsubscribe address, POSTed by the mail client): the person's email_notifications become "never"
+         * @description One-click unsubscribe (RFC 8058: the emails' List-Unsubscribe address, POSTed by the mail client): the person's email_notifications become "never". Needs no key. Answers 200 with a JSON object.
+         */
+        post: operations["postApiV1EmailUnsubscribe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks/incoming": {
         parameters: {
             query?: never;
@@ -1176,6 +1216,26 @@ export interface paths {
          * @description The last 100 delivery attempts, newest first. Needs an API key. Answers 200 with `EventDeliveryList`.
          */
         get: operations["getApiV1EventSubscriptionsSubscriptionIdDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Security-relevant actions, newest first (owners and admins)
+         * @description Security-relevant actions, newest first (owners and admins). Needs an API key. Answers 200 with `AuditEntryList`.
+         */
+        get: operations["getApiV1AuditLog"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1321,6 +1381,29 @@ export interface components {
             data: components["schemas"]["ApiKey"][];
             pagination: components["schemas"]["Pagination"];
         };
+        AuditEntry: {
+            id: string;
+            /** @description What was done: `auth.signed_in`, `api_key.created`, `member.role_changed`, ... (docs/operations.md, "Audit log") */
+            action: string;
+            /** @description Who did it; null where no one was signed in (a failed sign-in) or a job did it */
+            actor_id: string | null;
+            actor_is_agent: boolean;
+            target_type: string | null;
+            target_id: string | null;
+            /** @description The client's address, as the API saw it (TRUSTED_PROXIES) */
+            ip: string | null;
+            user_agent: string | null;
+            /** @description What changed (names, roles, scopes, before and after); never a secret */
+            details: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+        };
+        AuditEntryList: {
+            data: components["schemas"]["AuditEntry"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         Channel: {
             id: string;
             name: string;
@@ -1419,6 +1502,11 @@ export interface components {
             created_at: string;
             /** @description Shown to the user and to owners and admins only (feature level 3); null when none is set */
             email?: string | null;
+            /**
+             * @description Shown to the user only (feature level 3): whether missed mentions and DMs are emailed (PATCH /users/me)
+             * @enum {string}
+             */
+            email_notifications?: "mentions" | "never";
             /** @description The first API key of the user; shown once */
             api_key: string;
             joined_channels: {
@@ -1582,6 +1670,8 @@ export interface components {
             edited_at: string | null;
             /** @description True while an agent is still writing the message (append, then finish); on every Message at feature level 3 */
             streaming?: boolean;
+            /** @description Link previews of up to 3 https links, added by the worker (message.updated follows); on every Message at feature level 3 */
+            unfurls?: components["schemas"]["Unfurl"][];
         };
         MessageDisplay: {
             username?: string;
@@ -1653,6 +1743,14 @@ export interface components {
             reply_count: number;
             last_reply_at: string | null;
         };
+        Unfurl: {
+            url: string;
+            title: string | null;
+            description: string | null;
+            site_name: string | null;
+            /** @description The preview image as stored by Axid (never the page's own address) */
+            image_url: string | null;
+        };
         User: {
             id: string;
             name: string;
@@ -1665,6 +1763,11 @@ export interface components {
             created_at: string;
             /** @description Shown to the user and to owners and admins only (feature level 3); null when none is set */
             email?: string | null;
+            /**
+             * @description Shown to the user only (feature level 3): whether missed mentions and DMs are emailed (PATCH /users/me)
+             * @enum {string}
+             */
+            email_notifications?: "mentions" | "never";
         };
         UserList: {
             data: components["schemas"]["User"][];
@@ -1690,6 +1793,8 @@ export interface components {
             settings: {
                 /** @description Cap on human users; null: no limit */
                 max_users: number | null;
+                /** @description Days messages are kept; null: for ever (contract §16) */
+                retention_days?: number | null;
             };
             /** Format: date-time */
             created_at: string;
@@ -2057,6 +2162,7 @@ export interface operations {
                     name?: string;
                     settings?: {
                         max_users?: number | null;
+                        retention_days?: number | null;
                     };
                 };
             };
@@ -2277,6 +2383,8 @@ export interface operations {
                     avatar_url?: string | null;
                     password?: string;
                     current_password?: string;
+                    /** @enum {string} */
+                    email_notifications?: "mentions" | "never";
                 };
             };
         };
@@ -3116,6 +3224,7 @@ export interface operations {
                     name?: string;
                     description?: string;
                     is_default?: boolean;
+                    retention_days?: number | null;
                 };
             };
         };
@@ -3482,6 +3591,8 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     } | null;
+                    /** @description `[]` removes the link previews (the author; contract §14): no other value is taken */
+                    unfurls?: unknown[];
                 };
             };
         };
@@ -4102,6 +4213,8 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     } | null;
+                    /** @description `[]` removes the link previews (the author; contract §14): no other value is taken */
+                    unfurls?: unknown[];
                 };
             };
         };
@@ -4587,6 +4700,85 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getApiV1UnfurlImagesWorkspaceIdImageId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+                image_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/jpeg": string;
+                    "image/gif": string;
+                    "image/webp": string;
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1EmailUnsubscribe: {
+        parameters: {
+            query?: {
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            email_notifications: "never";
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getApiV1WebhooksIncoming: {
         parameters: {
             query?: {
@@ -4897,6 +5089,43 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1AuditLog: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                action?: "auth.signed_in" | "auth.sign_in_failed" | "auth.password_changed" | "auth.password_reset_link_created" | "auth.password_reset" | "api_key.created" | "api_key.revoked" | "user.created" | "member.role_changed" | "member.email_changed" | "member.removed" | "member.reactivated" | "invite.created" | "invite.revoked" | "invite.accepted" | "webhook.created" | "webhook.deleted" | "event_subscription.created" | "event_subscription.deleted" | "event_subscription.secret_rotated" | "channel.made_private" | "channel.made_public" | "channel.archived" | "channel.unarchived" | "emoji.created" | "emoji.deleted" | "retention.changed" | "import.started" | "import.finished" | "export.created" | "approval.answered";
+                actor_id?: string;
+                since?: string;
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
