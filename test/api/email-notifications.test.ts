@@ -100,10 +100,10 @@ describe('email for the ones who are away (level 3)', function () {
   const mailsTo = (address: string) => smtp.received.filter((r) => r.to === address);
   /** Waits until the scan has read the message (so what follows is decided), then runs the job once more. */
   async function scannedAndRun(messageId: string) {
-    const { seq } = await s.rt.db('messages').where({ id: messageId }).first('seq');
+    const { seq, workspace_id } = await s.rt.db('messages').where({ id: messageId }).first('seq', 'workspace_id');
     await waitFor(async () => {
-      const state = await s.rt.db('email_state').where({ id: 1 }).first('seq');
-      return state && BigInt(state.seq) >= BigInt(seq);
+      const scan = await s.rt.db('email_scan').where({ workspace_id }).first('seq');
+      return scan && BigInt(scan.seq) >= BigInt(seq);
     }, 'the scan to pass the message');
     await notifyAway(s.rt, {}, { lastAttempt: true } as never);
   }

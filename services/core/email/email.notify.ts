@@ -2,8 +2,9 @@
 // a person with an email who has an unread mention or DM older than
 // EMAIL_NOTIFY_DELAY and no open stream gets one email listing what they
 // missed, at most one per 15 minutes (contract §14). Two steps a run:
-// 1. messages after the cursor (messages_seq), up to the first one younger
-//    than the delay, each read once: their mentioned people and, in a DM,
+// 1. in each workspace where someone wants email, the messages after its
+//    cursor (messages_workspace_seq), up to the first one younger than the
+//    delay, each read once: their mentioned people and, in a DM,
 //    its members (never the author) become pending pairs, kept only for
 //    people who want email and have not read the message;
 // 2. people with pending pairs and no email in 15 minutes: online ones
@@ -28,16 +29,18 @@ const onlineKey = (rt: Runtime, workspaceId: string) => `{${rt.config.redisKeyPr
 
 export const notifyAway: JobHandler<'email.notify_away'> = async (rt) => {
   if (!rt.config.email) return;
-  while ((await collectPending(rt)) === SCAN_BATCH);
+  for (const workspaceId of await store.workspacesToScan(rt.db)) while ((await collectPending(rt, workspaceId)) === SCAN_BATCH);
   await emailDuePeople(rt);
 };
 
 /** Step 1; returns how many messages were read. */
-async function collectPending(rt: Runtime): Promise<number> {
+async function collectPending(rt: Runtime, workspaceId: string): Promise<number> {
   const delayMs = rt.config.email!.notifyDelaySeconds * 1000;
   return rt.db.transaction(async (trx) => {
-    const state = await store.lockState(trx);
-    const scanned = await store.messagesAfter(trx, state.seq, SCAN_BATCH);
+    // Started a few delays back (at least an hour): nothing recent is skipped, no old history mailed.
+    const seq = await store.lockScan(trx, workspaceId, Math.max(3600, 4 * rt.config.email!.notifyDelaySeconds));
+    if (seq === null) return 0; // another worker scans it now
+    const scanned = await store.messagesAfter(trx, workspaceId, seq, SCAN_BATCH);
     const cutoff = Date.now() - delayMs;
     const firstYoung = scanned.findIndex((m) => m.created_at.getTime() > cutoff);
     const due = firstYoung === -1 ? scanned : scanned.slice(0, firstYoung);
@@ -52,7 +55,7 @@ async function collectPending(rt: Runtime): Promise<number> {
       for (const user_id of people) pairs.push({ user_id, message_id: m.id });
     }
     await store.addPending(trx, pairs);
-    await store.setCursor(trx, due[due.length - 1]!.seq);
+    await store.setScan(trx, workspaceId, due[due.length - 1]!.seq);
     return firstYoung === -1 ? scanned.length : 0;
   });
 }

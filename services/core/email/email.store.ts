@@ -9,19 +9,37 @@ export async function setEmailNotifications(db: Db, userId: string, value: 'ment
   if (value === 'never') await db('email_pending').where({ user_id: userId }).delete();
 }
 
-/** The state row, locked for the scan; made on first use, starting at the newest message (no history is emailed). */
-export async function lockState(trx: Knex.Transaction): Promise<{ seq: string; signing_key: Buffer }> {
-  await trx.raw(
-    `INSERT INTO email_state (id, seq, signing_key) SELECT 1, coalesce((SELECT max(seq) FROM messages), 0), ? ON CONFLICT (id) DO NOTHING`,
-    [randomBytes(32)],
-  );
-  return trx('email_state').where({ id: 1 }).forUpdate().first('seq', 'signing_key');
-}
-
+/** The key that signs unsubscribe links, made on first use. */
 export async function signingKey(db: Db): Promise<Buffer> {
   const row = await db('email_state').where({ id: 1 }).first('signing_key');
   if (row) return row.signing_key as Buffer;
-  return db.transaction(async (trx) => (await lockState(trx)).signing_key);
+  await db.raw('INSERT INTO email_state (id, signing_key) VALUES (1, ?) ON CONFLICT (id) DO NOTHING', [randomBytes(32)]);
+  return ((await db('email_state').where({ id: 1 }).first('signing_key')) as { signing_key: Buffer }).signing_key;
+}
+
+/** Workspaces where someone wants email (users_email_notify). */
+export const workspacesToScan = (db: Db): Promise<string[]> =>
+  db('users')
+    .whereNotNull('email')
+    .where({ email_notifications: 'mentions', is_agent: false })
+    .whereNull('deactivated_at')
+    .distinct('workspace_id')
+    .pluck('workspace_id');
+
+/**
+ * A workspace's scan position, locked for this run (null: another worker has
+ * it). Made on first use just before the messages of the last `sinceSeconds`,
+ * so a workspace's history is not emailed and a recent mention is not missed.
+ */
+export async function lockScan(trx: Knex.Transaction, workspaceId: string, sinceSeconds: number): Promise<string | null> {
+  await trx.raw(
+    `INSERT INTO email_scan (workspace_id, seq)
+     SELECT ?, coalesce((SELECT seq FROM messages WHERE workspace_id = ? AND created_at < now() - make_interval(secs => ?) ORDER BY seq DESC LIMIT 1), 0)
+     ON CONFLICT (workspace_id) DO NOTHING`,
+    [workspaceId, workspaceId, sinceSeconds],
+  );
+  const row = await trx('email_scan').where({ workspace_id: workspaceId }).forUpdate().skipLocked().first('seq');
+  return row ? String(row.seq) : null;
 }
 
 export interface ScannedMessage {
@@ -34,10 +52,11 @@ export interface ScannedMessage {
   kind: 'channel' | 'dm' | 'group_dm';
 }
 
-/** Messages after the cursor, oldest first (messages_seq). */
-export const messagesAfter = (db: Db, seq: string, limit: number): Promise<ScannedMessage[]> =>
+/** A workspace's messages after the cursor, oldest first (messages_workspace_seq). */
+export const messagesAfter = (db: Db, workspaceId: string, seq: string, limit: number): Promise<ScannedMessage[]> =>
   db('messages as m')
     .join('channels as c', 'c.id', 'm.channel_id')
+    .where('m.workspace_id', workspaceId)
     .where('m.seq', '>', seq)
     .orderBy('m.seq')
     .limit(limit)
@@ -64,7 +83,7 @@ export async function addPending(db: Db, pairs: { user_id: string; message_id: s
   );
 }
 
-export const setCursor = (trx: Knex.Transaction, seq: string) => trx('email_state').where({ id: 1 }).update({ seq });
+export const setScan = (trx: Knex.Transaction, workspaceId: string, seq: string) => trx('email_scan').where({ workspace_id: workspaceId }).update({ seq });
 
 /** People with something waiting and no email in the last `gapMinutes`. */
 export const duePeople = (db: Db, gapMinutes: number, limit: number): Promise<{ id: string; workspace_id: string }[]> =>
