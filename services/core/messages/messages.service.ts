@@ -315,7 +315,7 @@ async function removePreviews(rt: Runtime, actor: Actor, channelId: string, mess
  * message.updated, in the caller's transaction. Not an edit.
  */
 export async function setUnfurls(rt: Runtime, trx: Knex.Transaction, messageId: string, content: string, unfurls: Unfurl[]): Promise<void> {
-  const [row] = (await trx('messages').where({ id: messageId, content }).update({ unfurls: JSON.stringify(unfurls) }).returning(['channel_id', 'workspace_id'])) as { channel_id: string; workspace_id: string }[];
+  const row = await store.setUnfurls(trx, messageId, content, JSON.stringify(unfurls));
   if (!row) return; // edited or deleted meanwhile
   const message = await presentLocked(rt, trx, row.channel_id, messageId);
   await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(row.workspace_id, row.channel_id), data: { message } }]);

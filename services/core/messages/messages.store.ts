@@ -530,6 +530,12 @@ export const replaceContent = async (db: Db, id: string, patch: Record<string, u
   return (row as { channel_id: string } | undefined)?.channel_id;
 };
 
+/** Link previews (level 3), written only while the message has the content they were read from. */
+export const setUnfurls = async (db: Db, id: string, content: string, unfurlsJson: string) => {
+  const [row] = await db('messages').where({ id, content }).update({ unfurls: unfurlsJson }).returning(['channel_id', 'workspace_id']);
+  return row as { channel_id: string; workspace_id: string } | undefined;
+};
+
 /** A message of the channel, locked until the transaction ends (streamed replies). */
 export const lockMessage = (trx: Knex.Transaction, channelId: string, messageId: string) =>
   trx('messages')
