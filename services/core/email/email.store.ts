@@ -85,11 +85,18 @@ export async function addPending(db: Db, pairs: { user_id: string; message_id: s
 
 export const setScan = (trx: Knex.Transaction, workspaceId: string, seq: string) => trx('email_scan').where({ workspace_id: workspaceId }).update({ seq });
 
-/** People with something waiting and no email in the last `gapMinutes`. */
-export const duePeople = (db: Db, gapMinutes: number, limit: number): Promise<{ id: string; workspace_id: string }[]> =>
+/** People who want email, with something waiting and no email in the last `gapMinutes`, by id after `after` (keyset). */
+export const duePeople = (db: Db, gapMinutes: number, after: string | null, limit: number): Promise<{ id: string; workspace_id: string }[]> =>
   db('users as u')
     .whereIn('u.id', db('email_pending').distinct('user_id'))
+    .whereNotNull('u.email')
+    .where('u.email_notifications', 'mentions')
+    .whereNull('u.deactivated_at')
     .where((q) => q.whereNull('u.email_notified_at').orWhere('u.email_notified_at', '<', db.raw(`now() - make_interval(mins => ?)`, [gapMinutes])))
+    .modify((q) => {
+      if (after) q.where('u.id', '>', after);
+    })
+    .orderBy('u.id')
     .limit(limit)
     .select('u.id', 'u.workspace_id');
 
