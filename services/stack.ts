@@ -66,7 +66,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   // Level-3 machinery: the repeating jobs of the level (the streaming sweep).
   if (worker) {
     const { REPEATING_JOBS, scheduleRepeating } = await import('../shared/jobs.js');
-    for (const job of REPEATING_JOBS.filter((j) => existsAt(j, config.featureLevel))) await scheduleRepeating(rt, job);
+    for (const job of REPEATING_JOBS.filter((j) => existsAt(j, config.featureLevel) && (j.when?.(config) ?? true))) await scheduleRepeating(rt, job);
   }
   // Level 3: the worker delivers events to subscriptions (docs/bots.md).
   const eventDeliveries =
@@ -100,6 +100,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       clearTimeout(hardStop);
       await events.stop();
       if (writes) await (await import('../shared/jobs.js')).closeQueue(rt);
+      if (config.email) await (await import('./core/email/email.mailer.js')).closeMailer(rt);
       await rt.reads.stop();
       await rt.redis.quit().catch(() => rt.redis.disconnect());
       await rt.db.destroy();

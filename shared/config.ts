@@ -224,6 +224,13 @@ const EnvSchema = z.object({
   // once in a process.
   OUTBOUND_DNS_SERVERS: dnsServers,
   OUTBOUND_PER_OWNER: positiveInt(8),
+  // Link previews (services/core/unfurls): local development and tests also fetch http:// and private addresses.
+  UNFURL_ALLOW_PRIVATE: boolFlag(false),
+  // Email (services/core/email, docs/email.md): nothing is sent without SMTP_URL.
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  MAIL_FROM: z.string().min(3).optional(),
+  // Seconds an unread mention or DM waits before it is emailed.
+  EMAIL_NOTIFY_DELAY: positiveInt(600),
   FEATURE_LEVEL: z
     .enum(['2', '3'])
     .default(String(DEFAULT_FEATURE_LEVEL) as '2')
@@ -333,6 +340,10 @@ const ConfigSchema = EnvChecked.transform((e) => ({
   },
   /** Requests to addresses users give (shared/http/outbound-fetch.ts). */
   outbound: { dnsServers: e.OUTBOUND_DNS_SERVERS, perOwner: e.OUTBOUND_PER_OWNER },
+  /** Link previews (services/core/unfurls). */
+  unfurls: { allowPrivate: e.UNFURL_ALLOW_PRIVATE },
+  /** Email (services/core/email); null when SMTP_URL or MAIL_FROM is not set: nothing is sent. */
+  email: e.SMTP_URL && e.MAIL_FROM ? { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM, notifyDelaySeconds: e.EMAIL_NOTIFY_DELAY } : null,
   /** 2 or 3: what the service offers (shared/feature-level.ts). */
   featureLevel: e.FEATURE_LEVEL,
   /** Single sign-on (services/core/auth/oidc.ts); null when not configured. */

@@ -25,6 +25,10 @@ export interface JobPayloads {
   'idempotency.sweep': Record<string, never>;
   /** Level 3, repeating: index messages written where search did not exist (migration 090). */
   'search.backfill': Record<string, never>;
+  /** Level 3: fetch the link previews of a message (services/core/unfurls); linksKey names its links, so an edit that changes them is a new job. */
+  'message.unfurl': { messageId: string; linksKey: string };
+  /** Level 3, repeating, with SMTP_URL: email the people who are away about unread mentions and DMs (services/core/email). */
+  'email.notify_away': Record<string, never>;
   /** Any level, daily: delete messages past their retention and audit entries past AUDIT_RETENTION_DAYS (contract §16). */
   'retention.sweep': Record<string, never>;
   /** Level 3: run an uploaded Slack export's import (services/core/imports); resumable, so a restarted worker carries on. */
@@ -39,7 +43,7 @@ export interface JobPayloads {
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES = ['file.postprocess', 'file.remove_objects', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill', 'retention.sweep', 'import.slack', 'scheduled_message.send', 'reminder.send', 'emoji.process'] as const satisfies readonly JobName[];
+export const JOB_NAMES = ['file.postprocess', 'file.remove_objects', 'webhook.render', 'messages.finish_stale_streams', 'idempotency.sweep', 'search.backfill', 'retention.sweep', 'import.slack', 'scheduled_message.send', 'reminder.send', 'emoji.process', 'message.unfurl', 'email.notify_away'] as const satisfies readonly JobName[];
 
 /** One queue for every job; the job name picks the handler. */
 export const QUEUE_NAME = 'jobs';
@@ -66,6 +70,8 @@ const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
   'scheduled_message.send': (p) => `scheduled_message.send-${p.scheduledMessageId}-${p.at}`,
   'reminder.send': (p) => `reminder.send-${p.reminderId}-${p.at}`,
   'emoji.process': (p) => `emoji.process-${p.emojiId}`,
+  'email.notify_away': () => 'email.notify_away',
+  'message.unfurl': (p) => `message.unfurl-${p.messageId}-${p.linksKey}`,
 };
 
 /**
@@ -73,7 +79,7 @@ const JOB_IDS: { [N in JobName]: (p: JobPayloads[N]) => string } = {
  * every worker: one run per period, wherever it lands), from the level they
  * belong to (services/stack.ts starts them).
  */
-export const REPEATING_JOBS: { name: JobName; since: FeatureLevel; everyMs: (config: Config) => number }[] = [
+export const REPEATING_JOBS: { name: JobName; since: FeatureLevel; everyMs: (config: Config) => number; when?: (config: Config) => boolean }[] = [
   // Often enough that a reply is finished soon after its timeout: a tenth of it, 1 s to 60 s.
   { name: 'messages.finish_stale_streams', since: 3, everyMs: (c) => Math.min(60_000, Math.max(1000, c.streamingTimeout * 100)) },
   { name: 'idempotency.sweep', since: 3, everyMs: () => 3600_000 },
@@ -81,6 +87,8 @@ export const REPEATING_JOBS: { name: JobName; since: FeatureLevel; everyMs: (con
   { name: 'search.backfill', since: 3, everyMs: () => 300_000 },
   // Retention counts in days: once a day is as fine as it gets (`npm run retention` runs it now).
   { name: 'retention.sweep', since: 2, everyMs: () => 24 * 3600_000 },
+  // A quarter of the delay (1 s to 60 s): an email goes out at most a quarter late. Only where mail is set up.
+  { name: 'email.notify_away', since: 3, everyMs: (c) => Math.min(60_000, Math.max(1000, (c.email?.notifyDelaySeconds ?? 600) * 250)), when: (c) => c.email !== null },
 ];
 
 /** Creates or updates the scheduler of a repeating job (idempotent: every worker start does it). */

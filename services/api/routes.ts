@@ -19,6 +19,8 @@ import { dmRoutes } from './modules/dms/dms.routes.js';
 import { eventSubscriptionRoutes } from './modules/event-subscriptions/event-subscriptions.routes.js';
 import { fileRoutes } from './modules/files/files.routes.js';
 import { importRoutes } from './modules/imports/imports.routes.js';
+import { unfurlRoutes } from './modules/unfurls/unfurls.routes.js';
+import { emailRoutes } from './modules/email/email.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
 import { searchRoutes } from './modules/search/search.routes.js';
 import { emojiRoutes } from './modules/emoji/emoji.routes.js';
@@ -61,6 +63,8 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   searchRoutes(v1);
   fileRoutes(v1);
   importRoutes(v1);
+  unfurlRoutes(v1);
+  emailRoutes(v1);
   webhookRoutes(v1);
   eventSubscriptionRoutes(v1);
   auditRoutes(v1);

@@ -6,6 +6,8 @@ import { renderWebhookMessage } from './webhooks/webhooks.jobs.js';
 import { finishStaleStreams } from './messages/messages.jobs.js';
 import { sweepIdempotencyKeys } from '../../shared/http/idempotency.js';
 import { indexUnsearchedMessages } from './search/search.jobs.js';
+import { notifyAway } from './email/email.notify.js';
+import { unfurlMessage } from './unfurls/unfurls.jobs.js';
 import { retentionSweep } from './retention/retention.jobs.js';
 import { runSlackImport } from './imports/imports.jobs.js';
 import { processEmoji } from './emoji/emoji.jobs.js';
@@ -26,4 +28,6 @@ export const handlers: JobHandlers = {
   'scheduled_message.send': sendScheduledMessage,
   'reminder.send': sendReminder,
   'emoji.process': processEmoji,
+  'message.unfurl': unfurlMessage,
+  'email.notify_away': notifyAway,
 };

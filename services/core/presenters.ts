@@ -7,7 +7,7 @@
 // (docs/architecture.md, "Where the level is read").
 import { apiKeyPresenter, type PresentApiKey } from '../../shared/auth.js';
 import { existsAt, type FeatureLevel } from '../../shared/feature-level.js';
-import { GROUP_MENTIONS, messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
+import { GROUP_MENTIONS, MESSAGE_UNFURLS, messagePresenter, type PresentMessage } from './messages/messages.presenter.js';
 import { messageSqlAt, type MessageSql } from './messages/messages.store.js';
 import { FILES_FOLLOW_CONVERSATIONS } from './files/files.presenter.js';
 import { AGENTS_AT_HOME } from './agents/agents.schemas.js';
@@ -30,6 +30,8 @@ export interface Presenters {
   searchWords: boolean;
   /** Whether files follow their conversations (contract §17) rather than being read by every member (§4). */
   filesFollowConversations: boolean;
+  /** Whether messages carry link previews (contract §14: services/core/unfurls). */
+  unfurls: boolean;
   /** The Workspace (`settings.retention_days` where the level shows it). */
   workspace: (row: WorkspaceRow) => WorkspaceObject;
   /** An API key (its `scopes` and `conversation_ids` where the level has them: shared/scopes.ts). */
@@ -51,6 +53,7 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   readState: existsAt(READ_STATE, level),
   searchWords: existsAt(SEARCH, level),
   filesFollowConversations: existsAt(FILES_FOLLOW_CONVERSATIONS, level),
+  unfurls: existsAt(MESSAGE_UNFURLS, level),
   workspace: workspacePresenter(level),
   apiKey: apiKeyPresenter(level),
   agentsAtHome: existsAt(AGENTS_AT_HOME, level),

@@ -220,7 +220,7 @@ describe('streamed agent replies (level 3)', () => {
     const page = await raw(base);
     const singles = await Promise.all([b.id, a.id].map(async (id) => (await raw(`${base}/${id}`)).slice('{"data":'.length, -1)));
     expect(page.slice('{"data":'.length, page.lastIndexOf(',"pagination":'))).to.equal(`[${singles.join(',')}]`);
-    expect(singles[1]).to.match(/,"streaming":true,"pinned_at":null,"pinned_by":null\}$/);
+    expect(singles[1]).to.match(/,"streaming":true,"pinned_at":null,"pinned_by":null,"unfurls":\[\]\}$/);
 
     const ws2 = await newWorkspace(stack());
     const c2 = expectOk(await ws2.owner.post('/api/v1/channels', { name: uniqueName('c') }), 201).data.id;

@@ -207,5 +207,23 @@ describe('web app at feature level 3', function () {
     // The browser's own key has no limits: nothing is shown for them.
     expect(await app.page.getByRole('row', { name: /this browser/ }).textContent()).not.to.include('conversation');
   });
+
+  it('shows a message\'s link previews as cards, and its author removes them (contract §14)', async () => {
+    const ws = await newWorkspace(s);
+    const ch = (await ws.owner.post('/api/v1/channels', { name: uniqueName('links') })).body.data as { id: string };
+    const m = (await ws.owner.post(`/api/v1/channels/${ch.id}/messages`, { content: 'See https://example.com/release' })).body.data as { id: string; content: string };
+    // The preview as the worker stores it (the fetching itself: test/api/link-previews.test.ts).
+    const preview = { url: 'https://example.com/release', title: 'Release 2.0', description: 'What changed', site_name: 'Example', image_url: null };
+    await s.rt.db('messages').where({ id: m.id }).update({ unfurls: JSON.stringify([preview]) });
+    const app = await signedIn(b, s.url, ws.ownerKey, `/c/${ch.id}`);
+    const card = app.page.getByRole('link', { name: /Release 2\.0/ });
+    await card.waitFor();
+    expect(await card.getAttribute('href')).to.equal('https://example.com/release');
+    expect(await card.textContent()).to.include('What changed');
+    await app.page.getByRole('button', { name: 'Remove link previews' }).click();
+    await app.page.getByRole('link', { name: /Release 2\.0/ }).waitFor({ state: 'detached' });
+    expect(((await ws.owner.get(`/api/v1/channels/${ch.id}/messages/${m.id}`)).body.data as { unfurls: unknown[] }).unfurls).to.deep.equal([]);
+    app.assertClean();
+  });
 });
 

@@ -1,6 +1,8 @@
 // Signing people in (contract §12; docs/security.md): every way in — a
 // password, an invite, single sign-on, a one-time link — ends in an ordinary
 // API key, a 30-day "web key" named `Web: <date>` that the browser keeps.
+import { sendMailSoon } from '../email/email.mailer.js';
+import { linkMail } from '../email/email.render.js';
 import type { Actor, RequestOrigin } from '../../../shared/auth.js';
 import { issueApiKey } from '../../../shared/auth.js';
 import type { Db, Knex } from '../../../shared/db/knex.js';
@@ -182,7 +184,10 @@ export async function createPasswordResetLink(rt: Runtime, actor: Actor, userId:
     return issued;
   });
   rt.log.info({ user_id: target.id, by: actor.userId }, 'password reset link made');
-  return { url: `${rt.config.publicBaseUrl}/#reset=${code}`, expires_at: expiresAt };
+  const url = `${rt.config.publicBaseUrl}/#reset=${code}`;
+  // With mail set up, the person gets the link too (contract §14); the answer still shows it once.
+  if (target.email) sendMailSoon(rt, { to: target.email, ...linkMail({ subject: 'Reset your Axid password', intro: 'A workspace admin made a link for you to set a new Axid password:', url, expiresAt }) }, 'password reset');
+  return { url, expires_at: expiresAt };
 }
 
 /** POST /auth/reset-password: a reset link's code and a new password; every web key of the person ends. */

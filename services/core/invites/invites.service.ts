@@ -1,6 +1,8 @@
 // Invites (contract §12): an owner or admin makes a link; whoever opens it
 // (or only the address it names) creates a person with the invite's role and
 // is signed in. The token is 256-bit random, stored hashed, shown once.
+import { sendMailSoon } from '../email/email.mailer.js';
+import { linkMail } from '../email/email.render.js';
 import { randomBytes } from 'node:crypto';
 import type { Actor, RequestOrigin } from '../../../shared/auth.js';
 import { hashKey } from '../../../shared/auth.js';
@@ -42,7 +44,10 @@ export async function createInvite(rt: Runtime, actor: Actor, input: { role?: 'o
     return invite;
   });
   rt.log.info({ invite_id: row.id, by: actor.userId, role }, 'invite created');
-  return { ...presentInvite(row), url: `${rt.config.publicBaseUrl}/#invite=${token}` };
+  const url = `${rt.config.publicBaseUrl}/#invite=${token}`;
+  // Level 3 with mail set up: the invited address gets the link too (contract §14); the answer still shows it once.
+  if (row.email) sendMailSoon(rt, { to: row.email, ...linkMail({ subject: 'You are invited to Axid', intro: 'You were invited to join a workspace on Axid. Open this link to choose your name and password:', url, expiresAt: row.expires_at }) }, 'invite');
+  return { ...presentInvite(row), url };
 }
 
 export async function listInvites(rt: Runtime, actor: Actor, q: { limit: number; cursor?: string }) {

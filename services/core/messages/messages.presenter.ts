@@ -26,6 +26,8 @@ export interface MessageRow {
   /** When and by whom the message was pinned in its conversation (level 3, migration 195); null: not pinned. */
   pinned_at?: Date | null;
   pinned_by?: string | null;
+  /** Link previews the worker fetched (level 3, services/core/unfurls); null: none yet. */
+  unfurls?: Unfurl[] | null;
   /** From the LEFT JOIN on threads (roots only). */
   reply_count?: number | null;
   last_reply_at?: Date | null;
@@ -73,6 +75,22 @@ export type MessageDisplay = z.infer<typeof MessageDisplaySchema>;
 /** On a root message with replies. */
 export const ThreadSchema = named('Thread', z.strictObject({ reply_count: z.number().int(), last_reply_at: Timestamp.nullable() }));
 
+/** A link preview (contract §14): what the page says of itself; image_url is Axid's own copy of its image. */
+export const UnfurlSchema = named(
+  'Unfurl',
+  z.strictObject({
+    url: z.string(),
+    title: z.string().nullable(),
+    description: z.string().nullable(),
+    site_name: z.string().nullable(),
+    image_url: z.string().nullable().describe('The preview image as stored by Axid (never the page\'s own address)'),
+  }),
+);
+export type Unfurl = z.infer<typeof UnfurlSchema>;
+
+/** `unfurls` exists from level 3 (link previews). */
+export const MESSAGE_UNFURLS: LevelSpan = { since: 3 };
+
 /** `streaming` exists from level 3 (streamed agent replies). */
 export const MESSAGE_STREAMING: LevelSpan = { since: 3 };
 /** `mentioned_group_ids` exists from level 3 (group mentions, contract §14). */
@@ -108,6 +126,7 @@ export const MessageSchema = named(
     streaming: fromLevel(MESSAGE_STREAMING, z.boolean().optional().describe('True while an agent is still writing the message (append, then finish); on every Message at feature level 3')),
     pinned_at: fromLevel(MESSAGE_PINS, Timestamp.nullable().optional().describe('When the message was pinned in its conversation; null when it is not pinned (feature level 3)')),
     pinned_by: fromLevel(MESSAGE_PINS, z.string().nullable().optional().describe('Who pinned it; null when it is not pinned (feature level 3)')),
+    unfurls: fromLevel(MESSAGE_UNFURLS, z.array(UnfurlSchema).optional().describe('Link previews of up to 3 https links, added by the worker (message.updated follows); on every Message at feature level 3')),
   }),
 );
 
@@ -139,6 +158,7 @@ export const MESSAGE_FIELDS = [
   'streaming',
   'pinned_at',
   'pinned_by',
+  'unfurls',
 ] as const satisfies readonly (keyof z.infer<typeof MessageSchema>)[];
 export type MessageField = (typeof MESSAGE_FIELDS)[number];
 
@@ -168,8 +188,9 @@ export const messagePresenter = (level: FeatureLevel): PresentMessage => {
   const fields = messageFieldsAt(level);
   const streaming = fields.includes('streaming');
   const pins = fields.includes('pinned_at');
+  const unfurls = fields.includes('unfurls');
   const groups = fields.includes('mentioned_group_ids');
-  if (!streaming && !pins) return (row, reactions = []) => presentFields(row, reactions, groups);
+  if (!streaming && !pins && !unfurls) return (row, reactions = []) => presentFields(row, reactions, groups);
   return (row, reactions = []) => {
     const message = presentFields(row, reactions, groups);
     if (streaming) message.streaming = row.streaming ?? false;
@@ -177,6 +198,7 @@ export const messagePresenter = (level: FeatureLevel): PresentMessage => {
       message.pinned_at = row.pinned_at ?? null;
       message.pinned_by = row.pinned_by ?? null;
     }
+    if (unfurls) message.unfurls = row.unfurls ?? [];
     return message;
   };
 };

@@ -72,6 +72,10 @@ export const UpdateMessageBody = z.strictObject({
   content: Content.optional(),
   content_json: ContentJson.optional(),
   metadata: Metadata.nullable().optional(),
+  unfurls: fromLevel(
+    { since: 3 },
+    z.array(z.unknown()).max(0, 'takes only [], which removes the previews').optional().describe('`[]` removes the link previews (the author; contract §14): no other value is taken'),
+  ),
 });
 export type UpdateMessageInput = z.infer<typeof UpdateMessageBody>;
 

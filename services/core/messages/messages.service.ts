@@ -24,6 +24,9 @@ import { FILE_METADATA_TYPE } from '../files/files.presenter.js';
 import { removeStoredFile } from '../files/files.removal.js';
 import * as filesStore from '../files/files.store.js';
 import { resolveMentions, textMentions } from '../user-groups/user-groups.mentions.js';
+import { recordJob } from '../../../shared/jobs.js';
+import { unfurlJob, unfurlLinks } from '../unfurls/unfurls.service.js';
+import type { Unfurl } from './messages.presenter.js';
 
 const channelScope = (workspaceId: string, channelId: string): AxidEvent['to'] => ({
   scope: 'channel',
@@ -170,12 +173,15 @@ export async function postMessage(rt: Runtime, args: PostMessageArgs): Promise<M
   let outcome: Awaited<ReturnType<typeof store.insertPost>>;
   try {
     // A message mentioning a group writes its ids beside the insert (messages.mentioned_group_ids), in one transaction.
+    // Level 3: a message with links to preview records the worker's job with it (a streamed reply's are read when it is finished).
     const groupIds = row.mentioned_group_ids ?? [];
+    const unfurl = row.streaming ? null : unfurlJob(rt, row.id, row.content);
     const also: PostMessageArgs['alsoInTransaction'] =
-      groupIds.length === 0
+      groupIds.length === 0 && !unfurl
         ? args.alsoInTransaction
         : async (trx, posted) => {
-            await store.setMentionedGroups(trx, row.id, groupIds);
+            if (groupIds.length > 0) await store.setMentionedGroups(trx, row.id, groupIds);
+            if (unfurl) await recordJob(rt, trx, 'message.unfurl', unfurl);
             await args.alsoInTransaction?.(trx, posted);
           };
     outcome = also
@@ -344,7 +350,10 @@ export async function updateMessage(rt: Runtime, actor: Actor, channelId: string
   refuseArchived(channel);
   // Content first, as before: of two bad fields, the content's refusal is the answer.
   const content = body.content !== undefined ? cleanContent(body.content) : undefined;
-  const patch = await documentPatch(rt, actor, body);
+  const { unfurls: removeUnfurls, ...edit } = body;
+  // Level 3: `unfurls: []` alone removes the previews and is no edit (no version, edited_at stays).
+  if (removeUnfurls !== undefined && Object.keys(edit).length === 0) return removePreviews(rt, actor, channel.id, existing.id);
+  const patch = await documentPatch(rt, actor, edit);
   if (content !== undefined) patch.content = content;
   if (rt.presenters.textMentions && (content !== undefined || body.content_json !== undefined)) {
     // What the edited message mentions, from its content and document as they will be.
@@ -358,16 +367,49 @@ export async function updateMessage(rt: Runtime, actor: Actor, channelId: string
     patch.mentioned_user_ids = uuidArray(rt.db, mentions.userIds);
     patch.mentioned_group_ids = textArray(rt.db, mentions.groupIds);
   }
+  if (removeUnfurls !== undefined) patch.unfurls = JSON.stringify([]);
+  // New links: the previews of the old ones go, and the worker fetches the new ones.
+  let unfurl: ReturnType<typeof unfurlJob> = null;
+  if (content !== undefined && rt.presenters.unfurls && removeUnfurls === undefined && !sameLinks(unfurlLinks(rt, existing.content), unfurlLinks(rt, content))) {
+    patch.unfurls = null;
+    unfurl = unfurlJob(rt, existing.id, content);
+  }
   return rt.db.transaction(async (trx) => {
     // Deleted meanwhile: nothing to edit.
     if (!(await store.keepVersion(trx, existing.id))) throw notFound('Message');
     await store.updateMessage(trx, existing.id, patch);
+    if (unfurl) await recordJob(rt, trx, 'message.unfurl', unfurl);
     const row = (await store.findMessage(trx, channel.id, existing.id)) as MessageRow;
     const reactions = await store.reactionsFor(trx, [row.id]);
     const message = rt.presenters.message(row, reactions.get(row.id));
     await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channel.id), data: { message } }]);
     return message;
   });
+}
+
+const sameLinks = (a: string[], b: string[]) => a.length === b.length && a.every((link, i) => link === b[i]);
+
+/** `PATCH ... {unfurls: []}`: the author removes a message's link previews (message.updated). */
+async function removePreviews(rt: Runtime, actor: Actor, channelId: string, messageId: string) {
+  return rt.db.transaction(async (trx) => {
+    const changed = await store.replaceContent(trx, messageId, { unfurls: JSON.stringify([]) });
+    if (!changed) throw notFound('Message');
+    const message = await presentLocked(rt, trx, channelId, messageId);
+    await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channelId), data: { message } }]);
+    return message;
+  });
+}
+
+/**
+ * The worker's link previews (services/core/unfurls/unfurls.jobs.ts): written
+ * if the message still has the content they were read from, with
+ * message.updated, in the caller's transaction. Not an edit.
+ */
+export async function setUnfurls(rt: Runtime, trx: Knex.Transaction, messageId: string, content: string, unfurls: Unfurl[]): Promise<void> {
+  const row = await store.setUnfurls(trx, messageId, content, JSON.stringify(unfurls));
+  if (!row) return; // edited or deleted meanwhile
+  const message = await presentLocked(rt, trx, row.channel_id, messageId);
+  await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(row.workspace_id, row.channel_id), data: { message } }]);
 }
 
 /** Edit history: the earlier versions of a message, newest first, to whoever can read it. */
@@ -585,6 +627,9 @@ export async function finishMessage(rt: Runtime, actor: Actor, channelId: string
     const row = await lockStreaming(rt, trx, actor, channel.id, messageId);
     await store.finishStreaming(trx, row.id, patch);
     const message = await presentLocked(rt, trx, channel.id, row.id);
+    // Its links are previewed once it is whole.
+    const unfurl = unfurlJob(rt, row.id, message.content);
+    if (unfurl) await recordJob(rt, trx, 'message.unfurl', unfurl);
     await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channel.id), data: { message } }]);
     return message;
   });

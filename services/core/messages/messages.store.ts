@@ -29,6 +29,7 @@ const MESSAGE_COLUMNS = [
   'm.mentioned_group_ids',
   'm.pinned_at',
   'm.pinned_by',
+  'm.unfurls',
   't.reply_count',
   't.last_reply_at',
 ];
@@ -314,6 +315,7 @@ const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
   streaming: 'm.streaming',
   pinned_at: isoTime('m.pinned_at'),
   pinned_by: 'm.pinned_by',
+  unfurls: `coalesce(m.unfurls, '[]'::json)`,
 };
 
 /** A Message as JSON, with the fields of `level` (messageFieldsAt); `fields` overrides how some are given. */
@@ -505,6 +507,10 @@ export const findMessage = (db: Db, channelId: string, messageId: string) =>
     .where({ 'm.id': messageId, 'm.channel_id': channelId })
     .first(MESSAGE_COLUMNS) as Promise<MessageRow | undefined>;
 
+/** A message by id alone (the worker's jobs). */
+export const findMessageById = (db: Db, messageId: string) =>
+  db('messages as m').leftJoin('threads as t', 't.root_message_id', 'm.id').where('m.id', messageId).first(MESSAGE_COLUMNS) as Promise<MessageRow | undefined>;
+
 export const isRootOf = async (db: Db, channelId: string, messageId: string) =>
   Boolean(await db('messages').where({ id: messageId, channel_id: channelId }).whereNull('thread_id').first('id'));
 
@@ -599,6 +605,12 @@ export const deleteReaction = async (db: Db, r: { message_id: string; user_id: s
 export const replaceContent = async (db: Db, id: string, patch: Record<string, unknown>): Promise<string | undefined> => {
   const [row] = await db('messages').where({ id }).update(patch).returning('channel_id');
   return (row as { channel_id: string } | undefined)?.channel_id;
+};
+
+/** Link previews (level 3), written only while the message has the content they were read from. */
+export const setUnfurls = async (db: Db, id: string, content: string, unfurlsJson: string) => {
+  const [row] = await db('messages').where({ id, content }).update({ unfurls: unfurlsJson }).returning(['channel_id', 'workspace_id']);
+  return row as { channel_id: string; workspace_id: string } | undefined;
 };
 
 /** A message of the channel, locked until the transaction ends (streamed replies). */

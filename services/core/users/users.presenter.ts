@@ -21,6 +21,8 @@ export interface UserRow {
   password_hash: string | null;
   /** Level 3 (contract §15): an agent's suggested prompts; null when it set none. */
   suggested_prompts?: { title: string; message: string }[] | null;
+  /** Level 3 (contract §14): whether missed mentions and DMs are emailed (services/core/email). */
+  email_notifications?: 'mentions' | 'never';
 }
 
 /** `email` is a field of level 3 (contract §12). */
@@ -47,6 +49,10 @@ export const UserSchema = named(
     suggested_prompts: fromLevel(
       USER_SUGGESTED_PROMPTS,
       z.array(SuggestedPromptSchema).optional().describe('On agents (feature level 3): at most 4 prompts the agent suggests, offered in an empty DM with it'),
+    ),
+    email_notifications: fromLevel(
+      USER_EMAIL,
+      z.enum(['mentions', 'never']).optional().describe('Shown to the user only (feature level 3): whether missed mentions and DMs are emailed (PATCH /users/me)'),
     ),
   }),
 );
@@ -87,6 +93,11 @@ export const userPresenterTo = (level: FeatureLevel): PresentUserTo => {
   const prompts = (row: UserRow, user: UserObject): UserObject =>
     withPrompts && row.is_agent ? { ...user, suggested_prompts: row.suggested_prompts ?? [] } : user;
   return existsAt(USER_EMAIL, level)
-    ? (viewer) => (row) => prompts(row, canSeeEmail(viewer, row.id) ? { ...presentUser(row), email: row.email ?? null } : presentUser(row))
+    ? (viewer) => (row) => {
+        if (!canSeeEmail(viewer, row.id)) return prompts(row, presentUser(row));
+        const user: UserObject = { ...presentUser(row), email: row.email ?? null };
+        if (viewer.userId === row.id) user.email_notifications = row.email_notifications ?? 'mentions';
+        return prompts(row, user);
+      }
     : () => presentUser;
 };

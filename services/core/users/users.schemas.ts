@@ -38,6 +38,8 @@ export const UpdateMeBody = z.strictObject({
   current_password: fromLevel({ since: 3 }, z.string().min(1).max(256).optional()),
   // Level 3 (contract §15): an agent's suggested prompts, offered in an empty DM with it.
   suggested_prompts: fromLevel({ since: 3 }, SuggestedPrompts.optional()),
+  // Level 3 (contract §14): emails of missed mentions and DMs.
+  email_notifications: fromLevel({ since: 3 }, z.enum(['mentions', 'never']).optional()),
 });
 
 export const ListUsersQuery = PageQuery.extend({

@@ -1,3 +1,4 @@
+import { setEmailNotifications } from '../email/email.store.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import type { Actor } from '../../../shared/auth.js';
 import { issueApiKey } from '../../../shared/auth.js';
@@ -97,11 +98,19 @@ export async function enforceUserLimit(trx: Knex.Transaction, workspaceId: strin
 export async function updateMe(
   rt: Runtime,
   actor: Actor,
-  input: { name?: string; display_name?: string | null; avatar_url?: string | null; password?: string; current_password?: string; suggested_prompts?: SuggestedPromptsInput },
+  input: {
+    name?: string;
+    display_name?: string | null;
+    avatar_url?: string | null;
+    password?: string;
+    current_password?: string;
+    suggested_prompts?: SuggestedPromptsInput;
+    email_notifications?: 'mentions' | 'never';
+  },
   address: string,
 ) {
   const db = rt.db;
-  const { password, current_password, suggested_prompts, ...fields } = input;
+  const { password, current_password, suggested_prompts, email_notifications, ...fields } = input;
   if (suggested_prompts !== undefined && !actor.isAgent) throw forbidden('suggested_prompts: only an agent suggests prompts');
   const patch = suggested_prompts === undefined ? fields : { ...fields, suggested_prompts: JSON.stringify(suggested_prompts) };
   try {
@@ -110,6 +119,8 @@ export async function updateMe(
         const me = (await store.findActiveUser(trx, actor.workspaceId, actor.userId)) as UserRow;
         await changePassword(rt, trx, actor, me, { password, current_password }, address);
       }
+      // Turning emails off also drops what was waiting to be emailed (services/core/email).
+      if (email_notifications !== undefined) await setEmailNotifications(trx, actor.userId, email_notifications);
       const user: UserRow = Object.keys(patch).length
         ? await store.updateUser(trx, actor.userId, patch)
         : ((await store.findActiveUser(trx, actor.workspaceId, actor.userId)) as UserRow);

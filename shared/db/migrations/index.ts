@@ -36,6 +36,8 @@ import * as userNamesNotGroupHandles from './191_user_names_not_group_handles.js
 import * as pinsArchivedChannels from './195_pins_archived_channels.js';
 import * as scheduledMessages from './200_scheduled_messages.js';
 import * as customEmoji from './201_custom_emoji.js';
+import * as messageUnfurls from './205_message_unfurls.js';
+import * as emailNotifications from './206_email_notifications.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -76,4 +78,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '195_pins_archived_channels': pinsArchivedChannels,
   '200_scheduled_messages': scheduledMessages,
   '201_custom_emoji': customEmoji,
+  '205_message_unfurls': messageUnfurls,
+  '206_email_notifications': emailNotifications,
 };

@@ -1712,6 +1712,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/unfurl-images/{workspace_id}/{image_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A link preview's image as Axid stored it (the `image_url` of a message's `unfurls`; no key needed: an <img> sends none)
+         * @description A link preview's image as Axid stored it (the `image_url` of a message's `unfurls`; no key needed: an <img> sends none). Needs no key. Answers 200 with image/png or image/jpeg or image/gif or image/webp.
+         */
+        get: operations["getApiV1UnfurlImagesWorkspaceIdImageId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/email/unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One-click unsubscribe (RFC 8058: the emails' List-Unsubscribe address, POSTed by the mail client): the person's email_notifications become "never"
+         * @description One-click unsubscribe (RFC 8058: the emails' List-Unsubscribe address, POSTed by the mail client): the person's email_notifications become "never". Needs no key. Answers 200 with a JSON object.
+         */
+        post: operations["postApiV1EmailUnsubscribe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks/incoming": {
         parameters: {
             query?: never;
@@ -2167,6 +2207,11 @@ export interface components {
             email?: string | null;
             /** @description On agents (feature level 3): at most 4 prompts the agent suggests, offered in an empty DM with it */
             suggested_prompts?: components["schemas"]["SuggestedPrompt"][];
+            /**
+             * @description Shown to the user only (feature level 3): whether missed mentions and DMs are emailed (PATCH /users/me)
+             * @enum {string}
+             */
+            email_notifications?: "mentions" | "never";
             /** @description The first API key of the user; shown once */
             api_key: string;
             joined_channels: {
@@ -2217,6 +2262,8 @@ export interface components {
             pinned_at?: string | null;
             /** @description Who pinned it; null when it is not pinned (feature level 3) */
             pinned_by?: string | null;
+            /** @description Link previews of up to 3 https links, added by the worker (message.updated follows); on every Message at feature level 3 */
+            unfurls?: components["schemas"]["Unfurl"][];
             /** @constant */
             ephemeral: true;
         };
@@ -2442,6 +2489,8 @@ export interface components {
             pinned_at?: string | null;
             /** @description Who pinned it; null when it is not pinned (feature level 3) */
             pinned_by?: string | null;
+            /** @description Link previews of up to 3 https links, added by the worker (message.updated follows); on every Message at feature level 3 */
+            unfurls?: components["schemas"]["Unfurl"][];
         };
         MessageDisplay: {
             username?: string;
@@ -2575,6 +2624,14 @@ export interface components {
             reply_count: number;
             last_reply_at: string | null;
         };
+        Unfurl: {
+            url: string;
+            title: string | null;
+            description: string | null;
+            site_name: string | null;
+            /** @description The preview image as stored by Axid (never the page's own address) */
+            image_url: string | null;
+        };
         User: {
             id: string;
             name: string;
@@ -2589,6 +2646,11 @@ export interface components {
             email?: string | null;
             /** @description On agents (feature level 3): at most 4 prompts the agent suggests, offered in an empty DM with it */
             suggested_prompts?: components["schemas"]["SuggestedPrompt"][];
+            /**
+             * @description Shown to the user only (feature level 3): whether missed mentions and DMs are emailed (PATCH /users/me)
+             * @enum {string}
+             */
+            email_notifications?: "mentions" | "never";
         };
         UserGroup: {
             id: string;
@@ -3369,6 +3431,8 @@ export interface operations {
                         title: string;
                         message: string;
                     }[];
+                    /** @enum {string} */
+                    email_notifications?: "mentions" | "never";
                 };
             };
         };
@@ -5106,6 +5170,8 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     } | null;
+                    /** @description `[]` removes the link previews (the author; contract §14): no other value is taken */
+                    unfurls?: unknown[];
                 };
             };
         };
@@ -5882,6 +5948,8 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     } | null;
+                    /** @description `[]` removes the link previews (the author; contract §14): no other value is taken */
+                    unfurls?: unknown[];
                 };
             };
         };
@@ -7333,6 +7401,85 @@ export interface operations {
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             403: components["responses"]["InsufficientScopeOrForbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1UnfurlImagesWorkspaceIdImageId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+                image_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/jpeg": string;
+                    "image/gif": string;
+                    "image/webp": string;
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1EmailUnsubscribe: {
+        parameters: {
+            query?: {
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            email_notifications: "never";
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -587,13 +587,20 @@ export class AxidClient {
     this.store.changed();
   }
 
+  /** Level 3: the author removes a message's link previews (PATCH with `unfurls: []`). */
+  async removePreviews(m: Message) {
+    const updated = await this.messageCall(m, 'PATCH', { unfurls: [] });
+    if (updated) this.store.upsert(updated, { live: false });
+    this.store.changed();
+  }
+
   async remove(m: Message) {
     await this.messageCall(m, 'DELETE');
     this.store.remove(m.id);
     this.store.changed();
   }
 
-  private async messageCall(m: Message, method: 'PATCH' | 'DELETE', body?: { content: string }): Promise<Message | null> {
+  private async messageCall(m: Message, method: 'PATCH' | 'DELETE', body?: { content: string } | { unfurls: [] }): Promise<Message | null> {
     const path = { channel_id: m.channel_id, conversation_id: m.channel_id, message_id: m.id };
     if (this.isDm(m.channel_id)) {
       if (method === 'PATCH') return data(this.api.PATCH('/api/v1/dms/{conversation_id}/messages/{message_id}', { params: { path }, body: body! }));

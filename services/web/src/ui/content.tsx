@@ -62,7 +62,7 @@ function Children({ node, message }: { node: DocNode; message: Message }) {
   return <>{(node.content ?? []).map((n, i) => <Node node={n} key={i} message={message} />)}</>;
 }
 
-function ExternalLink({ href, children, class: cls }: { href: unknown; children: ComponentChildren; class?: string }) {
+export function ExternalLink({ href, children, class: cls }: { href: unknown; children: ComponentChildren; class?: string }) {
   const url = safeUrl(href);
   if (!url) return <span class={cls}>{children}</span>;
   return (

@@ -6,7 +6,7 @@ import { safeUrl } from '../lib/links.js';
 import { relativeTime } from '../lib/rows.js';
 import type { ShownMessage } from '../lib/store.js';
 import { FILE_METADATA_TYPE, type FileWithDownload } from '../lib/types.js';
-import { MessageBody } from './content.js';
+import { ExternalLink, MessageBody } from './content.js';
 import { Dialog } from './dialog.js';
 import { EmojiPicker } from './emoji-picker.js';
 import { Lightbox } from './lightbox.js';
@@ -150,6 +150,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
         ) : (
           <MessageBody message={message} />
         )}
+        {message.unfurls?.length ? <LinkPreviews message={message} removable={mine && message.state === 'sent'} onRemove={act(() => client.removePreviews(message))} /> : null}
         {message.streaming ? (
           <span class="streaming" role="status" aria-label={`${name} is still writing`}>
             <span class="dots" aria-hidden="true" /> writing…
@@ -287,3 +288,29 @@ function FileAttachment({ data }: { data: Record<string, unknown> }) {
 }
 
 export const formatSize = (n: number) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`);
+
+/** Level 3: the link previews the worker stored; their images are Axid's own copies (contract §14). */
+function LinkPreviews({ message, removable, onRemove }: { message: ShownMessage; removable: boolean; onRemove: () => void }) {
+  return (
+    <div class="unfurls">
+      {(message.unfurls ?? []).map((u) => {
+        const image = safeUrl(u.image_url, { allowMailto: false });
+        return (
+          <div class="unfurl card" key={u.url}>
+            <ExternalLink href={u.url} class="unfurl-link">
+              {u.site_name ? <span class="muted unfurl-site">{u.site_name}</span> : null}
+              <strong>{u.title || u.url}</strong>
+              {u.description ? <span class="muted">{u.description}</span> : null}
+            </ExternalLink>
+            {image ? <img class="unfurl-image" src={image} alt="" loading="lazy" referrerpolicy="no-referrer" /> : null}
+          </div>
+        );
+      })}
+      {removable ? (
+        <button class="link small" aria-label="Remove link previews" onClick={onRemove}>
+          Remove previews
+        </button>
+      ) : null}
+    </div>
+  );
+}
