@@ -42,6 +42,12 @@ describe('POST /api/v1/imports/slack (level 3)', () => {
       expect(got.counts).to.deep.equal({ ...SAMPLE_COUNTS, files: 0 });
       expect(got.report.skipped.map((x: { item: string }) => x.item)).to.include.members(['general/2024-01-02.json 1704186400.000400 file F001 spec.txt']);
       expect(got.finished_at).to.be.a('string');
+      // The audit log has who started it and that it finished (contract §16).
+      const audited = expectOk(await ws.owner.get(`/api/v1/audit-log?limit=100`)).data.filter((e: { target_id: string }) => e.target_id === started.id);
+      expect(audited.map((e: { action: string; actor_id: string | null }) => [e.action, e.actor_id])).to.deep.equal([
+        ['import.finished', null],
+        ['import.started', ws.ownerId],
+      ]);
       const channels = expectOk(await ws.owner.get('/api/v1/channels?limit=100')).data.map((c: { name: string }) => c.name);
       expect(channels).to.include.members(['general', 'random', 'old-project']);
       // The upload holds the team's history: gone once imported.

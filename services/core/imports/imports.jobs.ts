@@ -12,6 +12,7 @@ import { DeleteObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import { AppError } from '../../../shared/errors.js';
 import { recordEvents } from '../../../shared/events.js';
 import { ownersAndAdmins } from './slack-import.store.js';
+import { recordAudit } from '../audit/audit.store.js';
 import type { JobHandler } from '../../../shared/jobs.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { importDepsOf } from './imports.deps.js';
@@ -62,6 +63,7 @@ export const runSlackImport: JobHandler<'import.slack'> = async (rt, { importId 
             { type: 'import.finished', to: { scope: 'users', workspace_id: row.workspace_id, user_ids: to }, data: { import_id: importId, source: 'slack', status: 'failed', error: message, counts: addCounts(before, ZERO) } },
           ]);
         }
+        await recordAudit(trx, { workspaceId: row.workspace_id, action: 'import.finished', actor: null, target: { type: 'import', id: importId }, details: { source: 'slack', status: 'failed', error: message } });
       });
       await removeUpload(rt, row);
       return;

@@ -10,6 +10,7 @@ import { isUuid } from '../../../shared/ids.js';
 import { recordJob } from '../../../shared/jobs.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { receiveUpload } from '../files/files.upload.js';
+import { recordAudit } from '../audit/audit.store.js';
 import { presentImport, type ImportRow } from './imports.presenter.js';
 
 /** 20 GiB: a large Slack export with its files still fits; S3 multipart takes up to 5 TB. */
@@ -32,6 +33,7 @@ export async function startSlackImport(rt: Runtime, actor: Actor, req: IncomingM
         .insert({ id, workspace_id: actor.workspaceId, created_by: actor.userId, source: 'slack', storage_key: key, counts: JSON.stringify({}) as never })
         .returning('*');
       await recordJob(rt, trx, 'import.slack', { importId: id });
+      await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'import.started', actor, target: { type: 'import', id }, details: { source: 'slack' } });
       return inserted as ImportRow;
     });
     rt.log.info({ import_id: id, by: actor.userId }, 'import started');

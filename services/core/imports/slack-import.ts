@@ -31,6 +31,7 @@ import { SlackConversation, SlackMessage, SlackUser, arrayOf, tsToDate, type Sla
 import { BadExport, SlackZip } from './slack-export.zip.js';
 import { MissingFile, hasSource, openSlackFile, storeStream, type FileSources } from './slack-files.js';
 import * as store from './slack-import.store.js';
+import { recordAudit } from '../audit/audit.store.js';
 import { convertSlackText, type MappedChannel, type MappedUser } from './slack-text.js';
 
 export interface ImportCounts {
@@ -699,11 +700,13 @@ class Importer {
     const { db } = this.deps;
     const ws = this.o.workspaceId;
     const to = await store.ownersAndAdmins(db, ws);
-    if (to.length) {
-      await db.transaction((trx) =>
-        recordEvents(this.deps, trx, [{ type: 'import.finished', to: { scope: 'users', workspace_id: ws, user_ids: to }, data: { import_id: importId, source: 'slack', status: 'finished', counts: this.report.counts } }]),
-      );
-    }
+    await db.transaction(async (trx) => {
+      if (to.length) {
+        await recordEvents(this.deps, trx, [{ type: 'import.finished', to: { scope: 'users', workspace_id: ws, user_ids: to }, data: { import_id: importId, source: 'slack', status: 'finished', counts: this.report.counts } }]);
+      }
+      // An import by command has no caller: the entry has no actor, and names the import where the API started it.
+      await recordAudit(trx, { workspaceId: ws, action: 'import.finished', actor: null, target: importId ? { type: 'import', id: importId } : null, details: { source: 'slack', status: 'finished', counts: this.report.counts } });
+    });
     return this.report;
   }
 }
