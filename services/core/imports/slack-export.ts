@@ -6,6 +6,7 @@
 // files are read from storage when the ZIP reaches them. importSlackExport
 // reads the same ZIP back (files included), so Axid → ZIP → Axid keeps the
 // counts and texts.
+import type { ImportCounts } from './slack-import.js';
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Knex } from '../../../shared/db/knex.js';
@@ -28,16 +29,8 @@ export interface ExportOptions {
   onProgress?: (p: { phase: 'messages' | 'done'; done: number; total: number }) => void;
 }
 
-export interface ExportCounts {
-  users: number;
-  channels: number;
-  dms: number;
-  messages: number;
-  replies: number;
-  reactions: number;
-  pins: number;
-  files: number;
-}
+/** What an export holds: the same counts as an import's report, so a round trip compares them as they are. */
+export type ExportCounts = ImportCounts;
 
 interface UserRow {
   id: string;
