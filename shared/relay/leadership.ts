@@ -26,6 +26,9 @@ export interface Leadership {
 }
 
 /** Elected by pg_try_advisory_lock on a dedicated connection. */
+/** The relay connection's random_page_cost (see campaign). */
+export const RELAY_RANDOM_PAGE_COST = 1.1;
+
 export class AdvisoryLockLeadership implements Leadership {
   private client: pg.Client | null = null;
   private closed = false;
@@ -42,6 +45,11 @@ export class AdvisoryLockLeadership implements Leadership {
         client.on('error', () => void this.lose());
         this.client = client;
         await client.connect();
+        // The relay's read is prepared once, often while messages is small and has no statistics, and kept:
+        // with the default random_page_cost the plan it keeps can be a scan of the whole table once it has
+        // grown (a few more columns on messages tipped it). Index reads cost what storage of today makes
+        // them cost (SSD), so the kept plan stays an index range (test/api/relay-read-plan.test.ts).
+        await client.query(`SET random_page_cost = ${RELAY_RANDOM_PAGE_COST}`);
       }
       const { rows } = await this.client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [RELAY_LOCK_KEY]);
       // Closed meanwhile: the connection is ending, and the lock with it.

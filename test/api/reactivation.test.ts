@@ -101,7 +101,7 @@ describe('reversible removal (level 3)', () => {
     const keysUrl = `/api/v1/users/${bot.id}/api-keys`;
     const listed = expectOk(await admin.client.get(keysUrl)).data as { id: string; name: string }[];
     expect(listed.map((k) => k.name)).to.deep.equal(['initial key', 'second']);
-    expect(Object.keys(listed[0]!).sort()).to.deep.equal(['created_at', 'expires_at', 'id', 'name', 'prefix']);
+    expect(Object.keys(listed[0]!).sort()).to.deep.equal(['conversation_ids', 'created_at', 'expires_at', 'id', 'name', 'prefix', 'scopes']);
 
     for (const who of [member.client, adminBot.client]) {
       expectError(await who.get(keysUrl), 403, 'forbidden');

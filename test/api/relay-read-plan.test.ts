@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { messageCreatedEvents } from '../../services/core/messages/messages.store.js';
 import { outboxTable } from '../../shared/relay/outbox-table.js';
+import { RELAY_RANDOM_PAGE_COST } from '../../shared/relay/leadership.js';
 import { separateStack } from '../support/separate-stack.js';
 
 describe("the relay's read plan", function () {
@@ -32,6 +33,8 @@ describe("the relay's read plan", function () {
       const done = (await client.query<{ s: string }>('SELECT pg_current_snapshot()::text AS s')).rows[0]!.s;
       // Planned once, on the empty table, and kept (a generic plan, as after a few reads).
       await client.query('SET plan_cache_mode = force_generic_plan');
+      // As the relay's own connection has it (shared/relay/leadership.ts).
+      await client.query(`SET random_page_cost = ${RELAY_RANDOM_PAGE_COST}`);
       await client.query(`PREPARE relay_read (text, text, bigint, boolean, int) AS ${statement}`);
       await client.query(`EXECUTE relay_read('${done}', NULL, 0, false, 500)`);
       // Grown since: posted messages (events) and as many that are not events.

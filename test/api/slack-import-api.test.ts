@@ -48,7 +48,7 @@ describe('POST /api/v1/imports/slack (level 3)', () => {
         ['import.finished', null],
         ['import.started', ws.ownerId],
       ]);
-      const channels = expectOk(await ws.owner.get('/api/v1/channels?limit=100')).data.map((c: { name: string }) => c.name);
+      const channels = expectOk(await ws.owner.get('/api/v1/channels?limit=100&include_archived=true')).data.map((c: { name: string }) => c.name);
       expect(channels).to.include.members(['general', 'random', 'old-project']);
       // The upload holds the team's history: gone once imported.
       const left = await s.rt.db('imports').where({ id: started.id }).first('storage_key');

@@ -126,7 +126,7 @@ describe('npm run import:slack (the import, at level 3)', () => {
   });
 
   it('maps the conversations: public (unicode, empty, archived), private, group DMs of the same people as one, DMs', async () => {
-    const channels = await all<{ name: string; description: string; is_private: boolean; is_default: boolean; unread_count: number }>(alice, '/api/v1/channels');
+    const channels = await all<{ name: string; description: string; is_private: boolean; is_default: boolean; unread_count: number }>(alice, '/api/v1/channels?include_archived=true');
     const byName = new Map(channels.map((c) => [c.name, c]));
     expect([...byName.keys()]).to.include.members(['general', 'random', SAMPLE.unicodeName, 'empty-channel', 'old-project', 'secret-plans']);
     expect(byName.get('general')!.description).to.equal('Company-wide');

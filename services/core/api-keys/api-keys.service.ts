@@ -173,7 +173,7 @@ export async function requireManagedAgent(rt: Runtime, actor: Actor, userId: str
 /** A new root key for an agent, by an owner or admin (a reactivated agent's way back; a rotation): audited api_key.created. */
 export function issueAgentKey(rt: Runtime, actor: Actor, agentId: string, o: { name: string; expiresAt?: Date | null }) {
   return rt.db.transaction(async (trx) => {
-    const issued = await issueApiKey(trx, { workspaceId: actor.workspaceId, userId: agentId, name: o.name, expiresAt: o.expiresAt });
+    const issued = await issueApiKey(trx, { workspaceId: actor.workspaceId, userId: agentId, name: o.name, expiresAt: o.expiresAt }, rt.presenters.apiKey);
     await recordAudit(trx, { workspaceId: actor.workspaceId, action: 'api_key.created', actor, target: { type: 'api_key', id: issued.id }, details: { name: issued.name, prefix: issued.prefix, expires_at: issued.expires_at, user_id: agentId } });
     return issued;
   });

@@ -25,12 +25,12 @@ import * as emailIdentity from './100_email_identity.js';
 import * as derivedCredentials from './101_derived_credentials.js';
 import * as streamedReplyAppends from './110_streamed_reply_appends.js';
 import * as fileCarriers from './120_file_carriers.js';
-import * as auditLogRetention from './140_audit_log_retention.js';
-import * as traceContext from './160_trace_context.js';
-import * as userPreferences from './150_user_preferences.js';
-import * as scopedKeys from './180_scoped_keys.js';
 import * as slackImport from './130_slack_import.js';
+import * as auditLogRetention from './140_audit_log_retention.js';
+import * as userPreferences from './150_user_preferences.js';
+import * as traceContext from './160_trace_context.js';
 import * as agentsAtHome from './170_agents_at_home.js';
+import * as scopedKeys from './180_scoped_keys.js';
 import * as userGroups from './190_user_groups.js';
 import * as userNamesNotGroupHandles from './191_user_names_not_group_handles.js';
 import * as pinsArchivedChannels from './195_pins_archived_channels.js';
@@ -67,12 +67,12 @@ export const migrations: Record<string, Knex.Migration> = {
   '101_derived_credentials': derivedCredentials,
   '110_streamed_reply_appends': streamedReplyAppends,
   '120_file_carriers': fileCarriers,
-  '140_audit_log_retention': auditLogRetention,
-  '160_trace_context': traceContext,
-  '150_user_preferences': userPreferences,
-  '180_scoped_keys': scopedKeys,
   '130_slack_import': slackImport,
+  '140_audit_log_retention': auditLogRetention,
+  '150_user_preferences': userPreferences,
+  '160_trace_context': traceContext,
   '170_agents_at_home': agentsAtHome,
+  '180_scoped_keys': scopedKeys,
   '190_user_groups': userGroups,
   '191_user_names_not_group_handles': userNamesNotGroupHandles,
   '195_pins_archived_channels': pinsArchivedChannels,
