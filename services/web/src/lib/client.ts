@@ -129,7 +129,9 @@ export class AxidClient {
     const probe = createApi(this.env.origin, { key: () => key, onLevel: () => undefined, onUnauthorized: () => undefined });
     await data(probe.GET('/api/v1/users/me'));
     const created = await data(probe.POST('/api/v1/api-keys', { body: browserKeyRequest(this.env.userAgent) }));
-    if (o.fromLink) await revokeKey(probe, key);
+    // Revoked with the new key, not itself: at level 3 the new key is the link key's child, and a key
+    // revoking its own parent keeps its own branch (revoking the link key with itself would end both).
+    if (o.fromLink) await revokeKey(createApi(this.env.origin, { key: () => created.key!, onLevel: () => undefined, onUnauthorized: () => undefined }), key);
     await this.adoptKey({ key: created.key!, id: created.id, name: created.name });
   }
 
