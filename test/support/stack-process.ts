@@ -32,8 +32,22 @@ export interface RunningProcess {
   stop(): Promise<number | null>;
 }
 
+/** The child could not listen: its port, found free, was taken before it bound it. */
+class PortTaken extends Error {}
+
 export async function startProcess(env: Record<string, string>, o: { port?: number } = {}): Promise<RunningProcess> {
-  const port = o.port ?? (await freePort());
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(env, o.port ?? (await freePort()));
+    } catch (err) {
+      // Two starts at once can be handed the same free port; the one that loses picks another.
+      if (err instanceof PortTaken && o.port === undefined && attempt < 5) continue;
+      throw err;
+    }
+  }
+}
+
+async function startOnce(env: Record<string, string>, port: number): Promise<RunningProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'services/main.ts'], {
     cwd: repoRoot,
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env, PORT: String(port) },
@@ -46,7 +60,10 @@ export async function startProcess(env: Record<string, string>, o: { port?: numb
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`process exited early (${child.exitCode}):\n${out}`);
+    if (child.exitCode !== null) {
+      const early = `process exited early (${child.exitCode}):\n${out}`;
+      throw /EADDRINUSE/.test(out) ? new PortTaken(early) : new Error(early);
+    }
     const ready = await fetch(`${url}/readyz`).then((r) => r.status === 200).catch(() => false);
     if (ready) break;
     if (Date.now() > deadline) {
