@@ -110,8 +110,17 @@ describe('email for the ones who are away (level 3)', function () {
 
   it('sends one email for three unread mentions to a person who is away, with links that open the messages', async () => {
     const away = await person();
+    // Online while the three arrive (the scan keeps them, no email goes), then away: one email for all three,
+    // however slowly a loaded machine posts them.
+    const presenceKey = `{${s.rt.config.redisKeyPrefix}presence}:ws:${ws.workspaceId}`;
+    const stream = await openRaw(s.url, away.key);
+    await waitFor(async () => (await s.rt.redis.sismember(presenceKey, away.id)) === 1, 'presence');
     const posted = [];
     for (const text of ['First <b>ping</b> & more', 'Second ping', 'Third ping']) posted.push(await mention(away.id, text));
+    await scannedAndRun(posted[2]!.id);
+    expect(mailsTo(away.email)).to.have.length(0);
+    stream.close();
+    await waitFor(async () => (await s.rt.redis.sismember(presenceKey, away.id)) === 0, 'away');
     const [received] = await waitFor(async () => (mailsTo(away.email).length > 0 ? mailsTo(away.email) : null), 'the email');
     const mail = received!.mail;
     expect(received!.auth).to.equal('mailer');
