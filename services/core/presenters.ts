@@ -13,6 +13,7 @@ import { FILES_FOLLOW_CONVERSATIONS } from './files/files.presenter.js';
 import { AGENTS_AT_HOME } from './agents/agents.schemas.js';
 import { TEAM_CHANNELS, channelPresenter, type ChannelObject, type ChannelRow } from './channels/channels.presenter.js';
 import { READ_STATE } from './read-state/read-state.schemas.js';
+import { EMAIL } from './email/email.mailer.js';
 import { SEARCH } from './search/search.schemas.js';
 import { userPresenterTo, type PresentUserTo } from './users/users.presenter.js';
 import { workspacePresenter, type WorkspaceObject, type WorkspaceRow } from './workspaces/workspaces.presenter.js';
@@ -44,6 +45,8 @@ export interface Presenters {
   channel: (row: ChannelRow) => ChannelObject;
   /** Whether channels can be archived, and lists leave archived ones out unless asked (contract §14). */
   archivedChannels: boolean;
+  /** Whether mail is sent where SMTP is configured (contract §14): level 2 sends none. */
+  email: boolean;
 }
 
 export const presentersAt = (level: FeatureLevel): Presenters => ({
@@ -60,6 +63,7 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   textMentions: existsAt(GROUP_MENTIONS, level),
   channel: channelPresenter(level),
   archivedChannels: existsAt(TEAM_CHANNELS, level),
+  email: existsAt(EMAIL, level),
 });
 
 // The runtime carries them; shared/runtime.ts cannot name core's types, so

@@ -173,6 +173,24 @@ describe('group mentions (level 3)', function () {
     expect(cleared).to.deep.include({ mentioned_user_ids: [], mentioned_group_ids: [] });
   });
 
+  it('a streamed reply mentions what its whole content writes once finished, a name split across appends included', async () => {
+    const ws = await newWorkspace(s);
+    const alice = await person(ws);
+    const bot = await person(ws, { is_agent: true });
+    const ch = await channelOf(ws, [alice, bot]);
+    const base = `/api/v1/channels/${ch.id}/messages`;
+    const reply = expectOk(await bot.client.post(base, { content: 'Asking', streaming: true }), 201).data;
+    const half = Math.ceil(alice.name.length / 2);
+    for (const delta of [` @${alice.name.slice(0, half)}`, `${alice.name.slice(half)} and @chan`, 'nel.']) {
+      expectOk(await bot.client.post(`${base}/${reply.id}/append`, { content: delta }));
+    }
+    const finished = expectOk(await bot.client.post(`${base}/${reply.id}/finish`, {})).data;
+    expect(finished.content).to.equal(`Asking @${alice.name} and @channel.`);
+    expect(finished.mentioned_user_ids).to.include(alice.id);
+    expect(finished.mentioned_group_ids).to.deep.equal(['channel']);
+    expect(await mentionCount(alice.client, ch.id)).to.equal(1);
+  });
+
   it('at level 2 content writes no mentions and the message has no mentioned_group_ids', async () => {
     const ws = await newWorkspace(stack());
     const name = uniqueName('lv2');

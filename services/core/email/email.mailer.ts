@@ -4,7 +4,7 @@
 // greeting, the whole exchange), so a hung server never holds a caller.
 import type { Transporter } from 'nodemailer';
 import type { Runtime } from '../../../shared/runtime.js';
-import { existsAt, type LevelSpan } from '../../../shared/feature-level.js';
+import type { LevelSpan } from '../../../shared/feature-level.js';
 
 /** Mail is a feature of level 3 (contract §14): level 2 sends none, whatever is set. */
 export const EMAIL: LevelSpan = { since: 3 };
@@ -49,7 +49,7 @@ export async function sendMail(rt: Runtime, mail: Mail): Promise<boolean> {
  * nor fails it; a failure is logged without the mail's content.
  */
 export function sendMailSoon(rt: Runtime, mail: Mail, what: string): void {
-  if (!rt.config.email || !existsAt(EMAIL, rt.config.featureLevel)) return;
+  if (!rt.config.email || !rt.presenters.email) return;
   void sendMail(rt, mail).catch((err: Error & { code?: string }) => rt.log.warn({ what, err: err.code ?? 'send failed' }, 'email not sent'));
 }
 

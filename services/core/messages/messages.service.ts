@@ -626,6 +626,7 @@ export async function finishMessage(rt: Runtime, actor: Actor, channelId: string
   return rt.db.transaction(async (trx) => {
     const row = await lockStreaming(rt, trx, actor, channel.id, messageId);
     await store.finishStreaming(trx, row.id, patch);
+    await settleStreamedMentions(rt, trx, channel.id, row.id);
     const message = await presentLocked(rt, trx, channel.id, row.id);
     // Its links are previewed once it is whole.
     const unfurl = unfurlJob(rt, row.id, message.content);
@@ -633,6 +634,19 @@ export async function finishMessage(rt: Runtime, actor: Actor, channelId: string
     await recordEvents(rt, trx, [{ type: 'message.updated', to: channelScope(actor.workspaceId, channel.id), data: { message } }]);
     return message;
   });
+}
+
+/**
+ * Level 3: who a finished streamed reply mentions, read once from its whole
+ * content (an append does not scan: a name can be split across deltas), in
+ * the caller's transaction.
+ */
+async function settleStreamedMentions(rt: Runtime, trx: Knex.Transaction, channelId: string, id: string): Promise<void> {
+  if (!rt.presenters.textMentions) return;
+  const row = (await store.findMessage(trx, channelId, id)) as MessageRow;
+  const nodeUserIds = checkContentJson(rt, row.content_json).mentioned_user_ids;
+  const mentions = await mentionsOf(rt, trx, { workspaceId: row.workspace_id, channelId, content: row.content, nodeUserIds });
+  await store.replaceContent(trx, id, { mentioned_user_ids: uuidArray(trx, mentions.userIds), mentioned_group_ids: textArray(trx, mentions.groupIds) });
 }
 
 /**
@@ -647,6 +661,7 @@ export async function finishStaleStreams(rt: Runtime): Promise<number> {
       const rows = await store.claimStaleStreams(trx, rt.config.streamingTimeout, 100);
       const events: AxidEvent[] = [];
       for (const row of rows) {
+        await settleStreamedMentions(rt, trx, row.channel_id, row.id);
         const message = await presentLocked(rt, trx, row.channel_id, row.id);
         events.push({ type: 'message.updated', to: channelScope(row.workspace_id, row.channel_id), data: { message } });
       }
