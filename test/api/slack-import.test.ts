@@ -252,6 +252,10 @@ describe('npm run import:slack (the import, at level 3)', () => {
     let error: Error | null = null;
     await exportSlack(importDepsOf(s.rt), out, { workspaceId: ws.workspaceId, channels: ['nope'] }).catch((err: Error) => (error = err));
     expect(error!.message).to.equal('--channels: no channel named "nope"');
+    // Each written export is in the audit log (the refused one is not), with what it held.
+    const audited = await s.rt.db('audit_log').where({ workspace_id: ws.workspaceId, action: 'export.created' }).orderBy('created_at').select('actor_id', 'details');
+    expect(audited.at(-1)).to.deep.equal({ actor_id: null, details: { format: 'slack', channels: ['random'], counts: exported } });
+    expect(audited.filter((a) => JSON.stringify(a.details.channels) === '["nope"]')).to.have.length(0);
   });
 
   it('--default-email-domain gives people without one an email; a person whose email an active user has is that user', async () => {

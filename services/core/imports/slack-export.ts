@@ -11,6 +11,7 @@ import type { Readable } from 'node:stream';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Knex } from '../../../shared/db/knex.js';
 import { invalid } from '../../../shared/errors.js';
+import { recordAudit } from '../audit/audit.store.js';
 import { markdownToMrkdwn } from './slack-text.js';
 import * as store from './slack-import.store.js';
 import { ZipWriter } from './zip-writer.js';
@@ -175,6 +176,8 @@ export async function exportSlack(deps: ExportDeps, outPath: string, o: ExportOp
   }
   o.onProgress?.({ phase: 'done', done, total: channels.length });
   await zip.end();
+  // Data left the workspace: audited once the file is whole, without a caller (a command writes it).
+  await recordAudit(db, { workspaceId: ws, action: 'export.created', actor: null, target: null, details: { format: 'slack', channels: o.channels ?? 'all', counts } });
   return counts;
 
   async function exportConversation(c: ChannelRow) {
