@@ -5,7 +5,7 @@ import { existsAt, type FeatureLevel } from '../../../shared/feature-level.js';
 import { BOTH_WAYS } from './messages.schemas.js';
 import { inReadWindow, type EventSource } from '../../../shared/relay/outbox-table.js';
 import { tracing } from '../../../shared/tracing.js';
-import { messageFieldsAt, messageListWriter, messagePresenter, type MessageField, type MessageObject, type MessageRow, type PresentMessage, type ReactionSummary } from './messages.presenter.js';
+import { messageFieldsAt, type MessageField, type MessageRow, type ReactionSummary } from './messages.presenter.js';
 import { CARRIED_FILE_ID, CARRIES_A_FILE } from '../../../shared/db/migrations/120_file_carriers.js';
 import { isUuid } from '../../../shared/ids.js';
 
@@ -338,52 +338,18 @@ export const messageCreatedEvents = (level: FeatureLevel): EventSource => `
     FROM messages m, w WHERE ${inReadWindow('m.event_xid')} AND m.seq > w.after`;
 
 /**
- * What a history page's rows carry of each field of the Message: the columns
- * messagePresenter reads for it. A page selects only its level's fields, and
- * a thread's counts and a message's reactions are looked up only where the
- * row's hints say there are some (has_replies, has_reactions).
- */
-const PAGE_ROW_SQL: Record<MessageField, string> = {
-  id: 'm.id',
-  channel_id: 'm.channel_id',
-  author_id: 'm.author_id',
-  content: 'm.content',
-  content_json: 'm.content_json',
-  metadata: 'm.metadata',
-  thread_id: 'm.thread_id',
-  thread: 't.reply_count, t.last_reply_at',
-  reactions: `CASE WHEN m.has_reactions THEN ${REACTIONS_OF_M} END AS reactions`,
-  card_origin: 'm.card_origin',
-  mentioned_user_ids: 'm.mentioned_user_ids',
-  mentioned_group_ids: 'm.mentioned_group_ids',
-  display: 'm.display',
-  webhook_id: 'm.webhook_id',
-  created_at: 'm.created_at',
-  edited_at: 'm.edited_at',
-  streaming: 'm.streaming',
-  pinned_at: 'm.pinned_at',
-  pinned_by: 'm.pinned_by',
-  unfurls: 'm.unfurls',
-};
-/** A root's thread counts, read only when its hint says it has replies (a one-time filter: no index probe otherwise). */
-const THREAD_OF_M = `LEFT JOIN LATERAL (SELECT t.reply_count, t.last_reply_at FROM threads t
-                                       WHERE m.has_replies AND t.root_message_id = m.id AND t.reply_count > 0) t ON true`;
-
-/** A page's row: the Message's columns, its seq (the cursor) and its reactions (summarised, where it has any). */
-type PageRow = MessageRow & { reactions: ReactionSummary[] | null };
-
-/**
- * One page of rows, newest first: $3 + 1 of them (the extra row only says
- * whether there is more, without a COUNT). Node renders them
- * (MessageSql.render): Postgres selects rows, which costs it a fraction of
- * rendering JSON (docs/bench.md, "History pages").
+ * One page as JSON text, newest first: the first $3 of the $3 + 1 rows
+ * fetched (the extra row only says whether there is more, without a COUNT).
  */
 const pageStatement = (name: string, where: string, level: FeatureLevel): PreparedStatement => ({
   name: `${name}_${level}`,
-  text: `SELECT m.seq, ${messageFieldsAt(level).map((field) => PAGE_ROW_SQL[field]).join(', ')}
-           FROM messages m ${THREAD_OF_M}
-          WHERE ${where} AND m.seq < $2::bigint
-          ORDER BY m.seq DESC LIMIT $3::int + 1`,
+  text: `SELECT ${jsonArray('p.message', 'p.seq DESC', 'p.n <= $3')} AS data,
+                min(p.seq) FILTER (WHERE p.n <= $3) AS last_seq,
+                count(*) > $3 AS has_more
+           FROM (SELECT m.seq, row_number() OVER (ORDER BY m.seq DESC) AS n, ${messageJson(level)} AS message
+                   FROM messages m
+                  WHERE ${where} AND m.seq < $2::bigint
+                  ORDER BY m.seq DESC LIMIT $3::int + 1) p`,
 });
 
 // Level 3: pages that go both ways (docs/decisions.md, "Messages"). Each
@@ -462,22 +428,15 @@ export interface MessageSql {
   /** History pages: top-level messages of a channel, and one thread's replies. */
   channelPage: PreparedStatement;
   threadPage: PreparedStatement;
-  /** A page's rows as the JSON array of their Messages, each as messagePresenter gives it. */
-  render: (rows: PageRow[]) => string;
   /** Where history pages go both ways (level 3: `around`, `after`, prev_cursor). */
   bothWays?: { channel: BothWaysPages; thread: BothWaysPages };
 }
-/** The JSON array of a page's Messages, in the rows' order. */
-const pageRenderer = (present: PresentMessage, write: (messages: MessageObject[]) => string) => (rows: PageRow[]): string =>
-  write(rows.map((row) => present(row, row.reactions ?? undefined)));
-
 const CHANNEL_WHERE = 'm.channel_id = $1 AND m.thread_id IS NULL';
 const THREAD_WHERE = 'm.thread_id = $1';
 const messageSqlOf = (level: FeatureLevel): MessageSql => ({
   json: messageJson(level),
   channelPage: pageStatement('axid_channel_page', CHANNEL_WHERE, level),
   threadPage: pageStatement('axid_thread_page', THREAD_WHERE, level),
-  render: pageRenderer(messagePresenter(level), messageListWriter(level)),
   bothWays: existsAt(BOTH_WAYS, level)
     ? { channel: bothWaysPages('axid_channel_page', CHANNEL_WHERE, level), thread: bothWaysPages('axid_thread_page', THREAD_WHERE, level) }
     : undefined,
@@ -490,20 +449,18 @@ export const CHANNEL_PAGE = MESSAGE_SQL[2].channelPage;
 export const THREAD_PAGE = MESSAGE_SQL[2].threadPage;
 
 /**
- * A history page, newest first, with thread counts and reactions (looked up
- * only for messages whose hints say they may have them), in one round trip:
- * top-level messages (messages_channel_seq) or one thread's replies
- * (messages_thread_seq), rendered by messagePresenter.
+ * A history page, newest first, with thread counts and reactions aggregated
+ * (looked up only for messages whose hints say they may have them), in one round trip: top-level messages (messages_channel_seq) or one
+ * thread's replies (messages_thread_seq), rendered as `sql` gives a Message.
  */
 export async function listMessages(db: Knex, sql: MessageSql, o: { channelId: string; threadId?: string; before?: number; limit: number }): Promise<JsonPage> {
-  const { rows } = await runPrepared<PageRow>(db, o.threadId ? sql.threadPage : sql.channelPage, [
+  const { rows } = await runPrepared<{ data: string; last_seq: string | null; has_more: boolean }>(db, o.threadId ? sql.threadPage : sql.channelPage, [
     o.threadId ?? o.channelId,
     o.before === undefined ? NO_CURSOR : String(o.before),
     o.limit,
   ]);
-  const hasMore = rows.length > o.limit;
-  if (hasMore) rows.length = o.limit;
-  return { data: sql.render(rows), lastSeq: rows.length === 0 ? null : Number(rows[rows.length - 1]!.seq), hasMore };
+  const row = rows[0]!;
+  return { data: row.data, lastSeq: row.last_seq === null ? null : Number(row.last_seq), hasMore: row.has_more };
 }
 
 /** Where a page of history starts: the newest, before (older than) or after (newer than) a seq, or around a message. */
