@@ -8,16 +8,23 @@
 // (average request ≤ 100 ms, p99 ≤ 2 s, 5xx and timeouts ≤ 0.025 %), and the
 // run stops at the first step that breaks one, reporting the last healthy count.
 //
-// Everything runs on this machine, loopback only: Axid (an api,worker process
-// and a gateway process), PostgreSQL, Redis and this load generator. Bounded:
+// Everything runs on this machine: Axid (an api,worker process and a gateway
+// process), PostgreSQL, Redis, this process (which starts and measures them)
+// and the load generator (loadgen.ts: the users), a process of its own whose
+// CPU is counted apart. By default it reaches Axid over loopback; with
+// LOADTEST_NETNS=1 it runs in a network namespace of its own under a CPU
+// quota of LOADTEST_LOADGEN_CPUS cores (netns.ts), so that what Axid's
+// processes are measured on is not also the load generator's. Each step
+// records the machine's load average beside the figures. Bounded:
 // LOADTEST_MAX_USERS users, LOADTEST_MAX_SECONDS in all; what it added to the
 // database (keys, posts, reactions, conversations, joins) is removed at the end.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
 import { generateApiKey } from '../../shared/auth.js';
 import { freePort } from '../../shared/embedded.js';
@@ -25,7 +32,8 @@ import { DATASET_SIZES } from '../bench/dataset/big-workspace.js';
 import { ensureBigWorkspace } from '../bench/dataset/ensure.js';
 import { cpuMsOf, repoRoot, spawnNode, stopAll, waitReady } from '../bench/lib/proc.js';
 import { pgCost, pgMark } from '../bench/lib/pgcost.js';
-import { Histogram } from '../bench/lib/stats.js';
+import type { FromLoadgen, ToLoadgen, UserSpec, WindowReport } from './loadgen.js';
+import { makeLoadgenCorner, NETNS_REFUSED, type LoadgenCorner } from './netns.js';
 
 const int = (name: string, fallback: number) => (process.env[name] && /^\d+$/.test(process.env[name]!) ? Number(process.env[name]) : fallback);
 const STEPS = (process.env.LOADTEST_STEPS ?? '250,500,1000,1500,2000,3000,4000,5000,6000,8000,10000').split(',').map(Number);
@@ -34,337 +42,70 @@ const MAX_SECONDS = int('LOADTEST_MAX_SECONDS', 1_500);
 /** Each step: users are added over RAMP, then measured over WINDOW (Mattermost's queries use 1-minute windows). */
 const RAMP_SECONDS = int('LOADTEST_RAMP_SECONDS', 15);
 const WINDOW_SECONDS = int('LOADTEST_WINDOW_SECONDS', 60);
-const REQUEST_TIMEOUT_MS = 10_000;
-const DATABASE = process.env.LOADTEST_DATABASE ?? 'axid_bench_10m';
+/** The data set: `full` (ten million messages, the figure's), or `compare` / `small` to try the tool out. */
+const DATASET = DATASET_SIZES[(process.env.LOADTEST_DATASET ?? 'full') as keyof typeof DATASET_SIZES] ?? DATASET_SIZES.full;
+const DATABASE = process.env.LOADTEST_DATABASE ?? (DATASET === DATASET_SIZES.full ? 'axid_bench_10m' : `axid_loadtest_${DATASET.name}`);
+/** LOADTEST_NETNS=1: the load generator in a network namespace of its own, under a quota of LOADTEST_LOADGEN_CPUS cores. */
+const NETNS = process.env.LOADTEST_NETNS === '1';
+const LOADGEN_CPUS = Number(process.env.LOADTEST_LOADGEN_CPUS ?? 1) || 1;
+/** LOADTEST_DRY_RUN=1 (with LOADTEST_NETNS): make the corner, start the load generator in it, reach a server of this process over the veth pair, remove it all; no Axid, no data set. */
+const DRY_RUN = process.env.LOADTEST_DRY_RUN === '1';
+const HOLD_SECONDS = int('LOADTEST_DRY_RUN_HOLD_SECONDS', 0);
 
 /** Mattermost's health thresholds (config/coordinator.sample.json, MonitorConfig.Queries). */
 const THRESHOLDS = { avgMs: 100, p99Ms: 2_000, errorPercent: 0.025 };
 
-// Mattermost load-test-ng, loadtest/control/simulcontroller/controller.go,
-// getActionList(): each action's relative frequency. A user picks one action
-// by these weights, runs it, then idles (PickIdleTimeMs: uniform in
-// [MinIdleTimeMs, 2 × AvgIdleTimeMs − MinIdleTimeMs), with the defaults of
-// simulcontroller/config.go: MinIdleTimeMs 1000, AvgIdleTimeMs 20000) and
-// picks again. PercentReplies 0.18 (config.go default): the share of posts
-// that are replies. Actions Axid has no counterpart for (custom status,
-// sidebar categories, thread follow/read state, surveys, reminders, acks,
-// search until the search endpoint exists) are drawn with their weight and do nothing,
-// so the rate of the others stays Mattermost's.
-type ActionName = keyof typeof ACTION_WEIGHTS;
-const ACTION_WEIGHTS = {
-  surveyConnectAPI: 0.01,
-  SubmitPartialResponse: 0.05,
-  SubmitCompleteResponse: 0.05,
-  SwitchChannel: 6.5219,
-  SwitchTeam: 0.0001,
-  ScrollChannel: 1.9873,
-  OpenDirectOrGroupChannel: 0.9843,
-  UnreadCheck: 1,
-  CreatePost: 1,
-  JoinChannel: 0.0049,
-  SearchChannels: 0.015,
-  AddReaction: 0.1306,
-  FullReload: 0.0008,
-  CreateDirectChannel: 0.0055,
-  LogoutLogin: 0.0006,
-  SearchUsers: 0.032,
-  SearchPosts: 0.0218,
-  CreatePostReminder: 0.0005,
-  EditPost: 0.04,
-  DeletePost: 0.0049,
-  UpdateCustomStatus: 0.0028,
-  RemoveCustomStatus: 0.0026,
-  CreateSidebarCategory: 0.0001,
-  UpdateSidebarCategory: 0.004,
-  SearchGroupChannels: 0.0204,
-  CreateGroupChannel: 0.0029,
-  CreatePrivateChannel: 0.0002,
-  CreatePublicChannel: 0.0001,
-  ViewGlobalThreads: 0.6023,
-  FollowThread: 0.0005,
-  UnfollowThread: 0.005,
-  ViewThread: 0.2841,
-  MarkAllThreadsInTeamAsRead: 0.0001,
-  UpdateThreadRead: 0.3236,
-  CreateAclPost: 0.0001,
-  AckToPost: 0.0001,
-  CreatePersistentNotificationPost: 0.0001,
-  ClickUserProfile: 0.03,
-  ClickPermalink: 0.3,
-  ReconnectWebSocket: 0.144,
-  GenerateUserReport: 0.0001,
-};
-const MIN_IDLE_MS = 1_000;
-const AVG_IDLE_MS = 20_000;
-const PERCENT_REPLIES = 0.18;
-const idleMs = () => MIN_IDLE_MS + Math.floor(Math.random() * (AVG_IDLE_MS * 2 - MIN_IDLE_MS * 2));
-
 const started = Date.now();
 const log = (msg: string) => process.stderr.write(`[loadtest ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${msg}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const pick = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)]!;
 
-// ---------------------------------------------------------------- measuring
+// ---------------------------------------------------------------- the load generator
 
-class Window {
-  latency = new Histogram();
-  sumMs = 0;
-  requests = 0;
-  errors5xx = 0;
-  timeouts = 0;
-  other = 0;
-  byAction = new Map<string, { n: number; bad: number; latency: Histogram }>();
-  events = 0;
-  /** Postgres backends of the data set's database by what they were doing (sampled every second). */
-  waits = new Map<string, number>();
-  record(action: string, ms: number, status: number) {
-    this.requests++;
-    const a = this.byAction.get(action) ?? { n: 0, bad: 0, latency: new Histogram() };
-    a.n++;
-    if (status === -1 || status === 0 || status >= 500) a.bad++;
-    else a.latency.record(ms);
-    this.byAction.set(action, a);
-    if (status === -1) this.timeouts++;
-    else if (status >= 500 || status === 0) this.errors5xx++;
-    else if (status >= 400) this.other++;
-    if (status > 0) {
-      this.latency.record(ms);
-      this.sumMs += ms;
-    }
-  }
-}
-let window = new Window();
-
-let apiUrl = '';
-let gatewayUrl = '';
-
-async function request(action: string, key: string, method: string, pathname: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const t = performance.now();
-  let status = 0;
-  let json: any = null;
-  try {
-    const res = await fetch(`${apiUrl}/api/v1${pathname}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+/** The load generator's process, driven over its IPC channel (loadgen.ts). */
+class Loadgen {
+  private waiting = new Map<string, (m: FromLoadgen) => void>();
+  readonly exited: Promise<void>;
+  constructor(readonly child: ChildProcess) {
+    child.on('message', (m: FromLoadgen) => {
+      const resolve = this.waiting.get(m.type);
+      this.waiting.delete(m.type);
+      resolve?.(m);
     });
-    status = res.status;
-    const text = await res.text();
-    json = text.startsWith('{') ? JSON.parse(text) : null;
-  } catch (err) {
-    status = (err as Error).name === 'TimeoutError' ? -1 : 0;
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    let out = '';
+    child.stderr?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
+    child.once('exit', (code, signal) => {
+      // Whatever was asked gets no answer now: the asks time out.
+      if (code !== 0 && code !== null) log(`load generator exited with ${code ?? signal}: ${out.trim()}`);
+    });
   }
-  window.record(action, performance.now() - t, status);
-  return { status, json };
-}
-
-// ---------------------------------------------------------------- a user
-
-interface Msg {
-  id: string;
-  thread?: unknown;
-}
-
-class User {
-  stream: http.ClientRequest | null = null;
-  stopped = false;
-  current: string;
-  page: Msg[] = [];
-  cursor: string | null = null;
-  mine: { channel: string; id: string }[] = [];
-
-  constructor(
-    readonly id: string,
-    readonly key: string,
-    readonly channels: string[],
-    readonly others: string[],
-  ) {
-    this.current = pick(channels);
+  get pid() {
+    return this.child.pid!;
   }
-
-  /** Opens the event stream; the time to its init frame counts as a request ("stream open"). */
-  openStream(): Promise<void> {
-    return new Promise((resolve) => {
-      const t = performance.now();
-      let done = false;
-      const finish = (status: number) => {
-        if (done) return;
-        done = true;
-        window.record('stream open', performance.now() - t, status);
-        resolve();
-      };
-      const timer = setTimeout(() => finish(-1), REQUEST_TIMEOUT_MS);
-      const req = http.get(`${gatewayUrl}/api/v1/stream`, { headers: { authorization: `Bearer ${this.key}` }, agent: false }, (res) => {
-        if (res.statusCode !== 200) {
-          clearTimeout(timer);
-          res.resume();
-          return finish(res.statusCode ?? 0);
-        }
-        res.on('data', (chunk: Buffer) => {
-          if (!done && chunk.includes('event: init')) {
-            clearTimeout(timer);
-            finish(200);
-          }
-          // Deliveries: one "event:" line per frame; counted, not parsed.
-          let at = chunk.indexOf('event: ');
-          while (at >= 0) {
-            window.events++;
-            at = chunk.indexOf('event: ', at + 7);
-          }
-        });
-        res.on('close', () => {
-          if (this.stream === req) this.stream = null;
-        });
-      });
-      req.on('error', () => {
+  send(m: ToLoadgen) {
+    if (this.child.connected) this.child.send(m);
+  }
+  /** Sends `m` and waits for the answer of type `answer` (at most 30 s). */
+  ask<T extends FromLoadgen['type']>(m: ToLoadgen, answer: T): Promise<Extract<FromLoadgen, { type: T }>> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the load generator did not answer ${m.type}`)), 30_000);
+      this.waiting.set(answer, (r) => {
         clearTimeout(timer);
-        finish(0);
+        resolve(r as Extract<FromLoadgen, { type: T }>);
       });
-      this.stream = req;
+      this.send(m);
     });
   }
-
-  closeStream() {
-    const s = this.stream;
-    this.stream = null;
-    s?.destroy();
-  }
-
-  async start() {
-    await this.openStream();
-    await this.switchChannel();
-    while (!this.stopped) {
-      await sleep(idleMs());
-      if (this.stopped) break;
-      await this.act(chooseAction());
-    }
-  }
-
-  stop() {
-    this.stopped = true;
-    this.closeStream();
-  }
-
-  private async switchChannel() {
-    this.current = pick(this.channels);
-    const r = await request('SwitchChannel', this.key, 'GET', `/channels/${this.current}/messages?limit=50`);
-    if (r.status === 200) {
-      this.page = r.json.data;
-      this.cursor = r.json.pagination?.next_cursor ?? null;
-    }
-  }
-
-  private someMessage(): Msg | undefined {
-    return this.page.length ? pick(this.page) : undefined;
-  }
-
-  async act(name: ActionName) {
-    const k = this.key;
-    const c = this.current;
-    switch (name) {
-      case 'SwitchChannel':
-        return this.switchChannel();
-      case 'ScrollChannel': {
-        if (!this.cursor) return this.switchChannel();
-        const r = await request(name, k, 'GET', `/channels/${c}/messages?limit=50&cursor=${this.cursor}`);
-        if (r.status === 200) {
-          this.page = r.json.data;
-          this.cursor = r.json.pagination?.next_cursor ?? null;
-        }
-        return;
-      }
-      case 'OpenDirectOrGroupChannel':
-      case 'SearchGroupChannels':
-        await request(name, k, 'GET', '/dms?limit=50');
-        return;
-      case 'UnreadCheck':
-      case 'SearchChannels':
-        await request(name, k, 'GET', '/channels?limit=100');
-        return;
-      case 'CreatePost': {
-        const root = Math.random() < PERCENT_REPLIES ? this.someMessage() : undefined;
-        const r = await request(name, k, 'POST', `/channels/${c}/messages`, {
-          content: `loadtest ${randomBytes(6).toString('hex')} the quick brown fox`,
-          ...(root ? { thread_id: root.id } : {}),
-        });
-        if (r.status === 201) {
-          this.mine.push({ channel: c, id: r.json.data.id });
-          posted.push(r.json.data.id);
-        }
-        return;
-      }
-      case 'JoinChannel': {
-        const target = pick(allChannels);
-        const r = await request(name, k, 'POST', `/channels/${target}/members`, { user_id: this.id });
-        if (r.status === 201) this.channels.push(target);
-        return;
-      }
-      case 'AddReaction': {
-        const m = this.someMessage();
-        if (m) await request(name, k, 'POST', `/channels/${c}/messages/${m.id}/reactions`, { emoji: pick(['+1', 'tada', 'eyes', 'rocket']) });
-        return;
-      }
-      case 'FullReload':
-        this.closeStream();
-        await this.openStream();
-        await request(name, k, 'GET', '/channels?limit=100');
-        return this.switchChannel();
-      case 'LogoutLogin':
-      case 'ReconnectWebSocket':
-        this.closeStream();
-        return this.openStream();
-      case 'CreateDirectChannel':
-        await request(name, k, 'POST', '/dms', { user_ids: [pick(this.others)] });
-        return;
-      case 'CreateGroupChannel':
-        await request(name, k, 'POST', '/dms', { user_ids: [pick(this.others), pick(this.others)] });
-        return;
-      case 'SearchUsers':
-        await request(name, k, 'GET', '/users?limit=50');
-        return;
-      case 'ClickUserProfile':
-        await request(name, k, 'GET', `/users/${pick(this.others)}`);
-        return;
-      case 'ClickPermalink': {
-        const m = this.someMessage();
-        if (m) await request(name, k, 'GET', `/channels/${c}/messages/${m.id}`);
-        return;
-      }
-      case 'ViewThread':
-      case 'ViewGlobalThreads': {
-        const withThread = this.page.filter((m) => m.thread);
-        const m = withThread.length ? pick(withThread) : this.someMessage();
-        if (m) await request(name, k, 'GET', `/channels/${c}/messages?thread_id=${m.id}&limit=50`);
-        return;
-      }
-      case 'EditPost': {
-        const m = this.mine.at(-1);
-        if (m) await request(name, k, 'PATCH', `/channels/${m.channel}/messages/${m.id}`, { content: 'loadtest edited' });
-        return;
-      }
-      case 'DeletePost': {
-        const m = this.mine.pop();
-        if (m) await request(name, k, 'DELETE', `/channels/${m.channel}/messages/${m.id}`);
-        return;
-      }
-      default:
-        // No Axid counterpart: drawn with its weight, does nothing.
-        return;
-    }
-  }
 }
 
-const WEIGHTS = Object.entries(ACTION_WEIGHTS) as [ActionName, number][];
-const TOTAL_WEIGHT = WEIGHTS.reduce((n, [, w]) => n + w, 0);
-function chooseAction(): ActionName {
-  let x = Math.random() * TOTAL_WEIGHT;
-  for (const [name, w] of WEIGHTS) if ((x -= w) < 0) return name;
-  return 'SwitchChannel';
+/** Starts loadgen.ts: here, or in the namespace under its quota. */
+function startLoadgen(corner: LoadgenCorner | null): Loadgen {
+  const args = ['--import', 'tsx', path.join(repoRoot, 'test/loadtest/loadgen.ts')];
+  const stdio: ('ignore' | 'pipe' | 'ipc')[] = ['ignore', 'ignore', 'pipe', 'ipc'];
+  // It inherits this process's file limit, which `npm run loadtest` raises for its many streams (package.json).
+  const child = corner ? corner.spawn(process.execPath, args, { env: process.env, stdio, cwd: repoRoot }) : spawn(process.execPath, args, { env: process.env, stdio, cwd: repoRoot });
+  return new Loadgen(child);
 }
-
-const posted: string[] = [];
-let allChannels: string[] = [];
 
 // ---------------------------------------------------------------- the run
 
@@ -382,57 +123,136 @@ interface StepResult {
   apiCpuPercent: number;
   gatewayCpuPercent: number;
   postgresCpuPercent: number;
+  /** The load generator's process alone (its own /proc figures), in % of one core. */
   loadgenCpuPercent: number;
+  /** Where it had a quota (LOADTEST_NETNS): the time the quota held it back, in % of the window. */
+  loadgenThrottledPercent: number | null;
+  /** This process (starting, sampling and measuring; no users), in % of one core. */
+  runnerCpuPercent: number;
   loadgenLoopDelayP99Ms: number;
   /** Per action: requests, failed (5xx, timeouts), p99 ms. */
   actions: Record<string, { n: number; bad: number; p99: number }>;
   /** Postgres sessions of the database by state and wait event, summed over the window's 1-second samples. */
   postgresWaits: Record<string, number>;
-  /** The machine's 1-minute load average at the window's end (other work shares these cores). */
+  /** The machine's 1-minute load average at the window's start and end (other work shares these cores). */
+  loadAverageStart: number;
   loadAverage: number;
+  /** Cores busy with anything, from /proc/stat over the window (all processes of the machine), in % of one core. */
+  machineCpuPercent: number;
   healthy: boolean;
   broke: string[];
 }
 
+/** Jiffies the machine's cores spent running anything (/proc/stat's first line: user, nice, system, irq, softirq; guest time is inside user already, steal is not ours). */
+function machineJiffies() {
+  const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number) as number[];
+  return { busy: user! + nice! + system! + irq! + softirq! };
+}
+const TICKS_PER_SECOND = 100;
+
+/** Makes the corner, or exits with the documented refusal (code 3). */
+function corner(): LoadgenCorner {
+  try {
+    const made = makeLoadgenCorner(LOADGEN_CPUS);
+    log(`load generator: namespace ${made.name} (${made.loadgenAddress} -> Axid at ${made.hostAddress}), quota ${made.quota.cpus} cores by ${made.quota.method}`);
+    return made;
+  } catch (err) {
+    const message = (err as Error).message;
+    process.stderr.write(`${message}\n`);
+    process.exit(message.startsWith(NETNS_REFUSED) ? 3 : 1);
+  }
+}
+
+/**
+ * The dry run of the namespace mode: the corner made, the load generator
+ * started in it, a request of it reaching a server of this process over the
+ * veth pair, its CPU read, everything removed. Prints one JSON line.
+ */
+async function dryRun() {
+  const made = corner();
+  const cleanup = () => made.teardown();
+  process.once('SIGINT', () => (cleanup(), process.exit(130)));
+  process.once('SIGTERM', () => (cleanup(), process.exit(143)));
+  const server = http.createServer((req, res) => res.end(JSON.stringify({ from: req.socket.remoteAddress })));
+  try {
+    await new Promise<void>((resolve) => server.listen(0, made.hostAddress, resolve));
+    const url = `http://${made.hostAddress}:${(server.address() as AddressInfo).port}`;
+    const gen = startLoadgen(made);
+    const { status, body } = await gen.ask({ type: 'probe', url }, 'probed');
+    const where = {
+      // Its own network stack, and the cgroup of the quota (when the quota is a cgroup's).
+      separateNetwork: readlinkSync(`/proc/${gen.pid}/ns/net`) !== readlinkSync('/proc/self/ns/net'),
+      cgroups: readFileSync(`/proc/${gen.pid}/cgroup`, 'utf8').trim().split('\n'),
+    };
+    const result = { dryRun: true, namespace: made.name, hostAddress: made.hostAddress, loadgenAddress: made.loadgenAddress, quota: made.quota, probe: { status, body }, loadgen: { pid: gen.pid, ...where } };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    // LOADTEST_DRY_RUN_HOLD_SECONDS: keep it all up that long (to look at it; the tests stop it midway).
+    if (HOLD_SECONDS > 0) await sleep(HOLD_SECONDS * 1000);
+    await gen.ask({ type: 'stop' }, 'stopped');
+    await gen.exited;
+  } finally {
+    server.close();
+    cleanup();
+  }
+}
+
 async function main() {
+  if (DRY_RUN) return dryRun();
   const hardStop = setTimeout(() => {
     log('bound reached: stopping');
     void finish().then(() => process.exit(2));
   }, MAX_SECONDS * 1000);
   hardStop.unref();
+  const made = NETNS ? corner() : null;
   const id = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'axid-loadtest-'));
   const databaseUrl = `postgres://postgres@127.0.0.1:5432/${DATABASE}`;
-  const state = await ensureBigWorkspace(databaseUrl, DATASET_SIZES.full, { log });
-  log(`data set ${DATABASE}: ${state.builtNow ? 'built' : 'kept'} (${state.buildSeconds.toFixed(0)} s to build)`);
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
+  let db: pg.Client | null = null;
   const keyName = `loadtest-${id}`;
-  const since = new Date();
+  /** What the run added is what was made after this (set once the data set is ready: a data set built now is kept). */
+  let since = new Date();
   const results: StepResult[] = [];
-  let users: User[] = [];
+  let gen: Loadgen | null = null;
+  let posted: string[] = [];
 
+  let finished = false;
   const finish = async () => {
-    for (const u of users) u.stop();
+    if (finished) return;
+    finished = true;
+    if (gen) {
+      posted = (await gen.ask({ type: 'stop' }, 'stopped').catch(() => ({ posted: [] as string[] }))).posted;
+      gen.child.kill('SIGKILL');
+    }
     await stopAll();
+    made?.teardown();
     // Remove what the run added: its keys, posts (and their replies), reactions, conversations and joins.
-    await db.query(`DELETE FROM messages WHERE id = ANY($1::uuid[])`, [posted]).catch(() => undefined);
-    await db.query(`DELETE FROM reactions WHERE created_at >= $1`, [since]).catch(() => undefined);
-    await db.query(`DELETE FROM channels WHERE kind <> 'channel' AND created_at >= $1`, [since]).catch(() => undefined);
-    await db.query(`DELETE FROM channel_members WHERE created_at >= $1`, [since]).catch(() => undefined);
-    await db.query(`DELETE FROM api_keys WHERE name = $1`, [keyName]).catch(() => undefined);
-    await db.end().catch(() => undefined);
+    if (db) {
+      await db.query(`DELETE FROM messages WHERE id = ANY($1::uuid[])`, [posted]).catch(() => undefined);
+      await db.query(`DELETE FROM reactions WHERE created_at >= $1`, [since]).catch(() => undefined);
+      await db.query(`DELETE FROM channels WHERE kind <> 'channel' AND created_at >= $1`, [since]).catch(() => undefined);
+      await db.query(`DELETE FROM channel_members WHERE created_at >= $1`, [since]).catch(() => undefined);
+      await db.query(`DELETE FROM api_keys WHERE name = $1`, [keyName]).catch(() => undefined);
+      await db.end().catch(() => undefined);
+    }
     rmSync(dataDir, { recursive: true, force: true });
   };
   process.once('SIGINT', () => void finish().then(() => process.exit(130)));
+  process.once('SIGTERM', () => void finish().then(() => process.exit(143)));
 
   try {
+    const state = await ensureBigWorkspace(databaseUrl, DATASET, { log });
+    log(`data set ${DATABASE} (${DATASET.name}): ${state.builtNow ? 'built' : 'kept'} (${state.buildSeconds.toFixed(0)} s to build)`);
+    since = new Date();
+    db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
     // Axid: the API (with the worker) and the gateway apart, as docs/architecture.md advises with many streams.
+    // In the namespace mode they listen on the host's end of the veth pair (and the run reaches them there too).
+    const host = made?.hostAddress ?? '127.0.0.1';
     const env = {
       DATABASE_URL: databaseUrl,
       REDIS_URL: 'redis://127.0.0.1:6379',
       REDIS_KEY_PREFIX: `axidload:${id}:`,
-      HOST: '127.0.0.1',
+      HOST: host,
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
       RATE_LIMIT_POINTS: '1000000000',
@@ -443,20 +263,21 @@ async function main() {
     const gatewayPort = await freePort();
     const api = spawnNode('axid-api', 'services/main.ts', { env: { ...env, ROLES: 'api,worker', PORT: String(apiPort) } });
     const gateway = spawnNode('axid-gateway', 'services/main.ts', { env: { ...env, ROLES: 'gateway', PORT: String(gatewayPort) }, raiseFileLimit: true });
-    apiUrl = `http://127.0.0.1:${apiPort}`;
-    gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-    await waitReady(api, `${apiUrl}/readyz`);
-    await waitReady(gateway, `${gatewayUrl}/readyz`);
+    const apiUrl = `http://${host}:${apiPort}`;
+    const gatewayUrl = `http://${host}:${gatewayPort}`;
+    // Two minutes: on a machine shared with other work, starting takes longer than the bench's 40 s.
+    await waitReady(api, `${apiUrl}/readyz`, 120_000);
+    await waitReady(gateway, `${gatewayUrl}/readyz`, 120_000);
     log(`Axid api,worker ${apiUrl}, gateway ${gatewayUrl}`);
 
     // The users: the workspace's first MAX_USERS, each with a key of this run and its channels.
-    const max = Math.min(MAX_USERS, STEPS.at(-1)!);
+    const max = Math.min(MAX_USERS, STEPS.at(-1)!, DATASET.users);
     const { rows } = await db.query<{ id: string; channels: string[] }>(
       `SELECT u.id, array_agg(cm.channel_id) AS channels FROM (SELECT id, seq FROM users ORDER BY seq LIMIT $1) u
          JOIN channel_members cm ON cm.user_id = u.id GROUP BY u.id, u.seq ORDER BY u.seq`,
       [max],
     );
-    allChannels = (await db.query<{ id: string }>(`SELECT id FROM channels WHERE kind = 'channel'`)).rows.map((r) => r.id);
+    const allChannels = (await db.query<{ id: string }>(`SELECT id FROM channels WHERE kind = 'channel'`)).rows.map((r) => r.id);
     const ids = rows.map((r) => r.id);
     const keys = rows.map(() => generateApiKey());
     await db.query(
@@ -464,24 +285,21 @@ async function main() {
        SELECT u.workspace_id, k.user_id, $1, k.prefix, k.hash FROM unnest($2::uuid[], $3::text[], $4::text[]) AS k(user_id, prefix, hash) JOIN users u ON u.id = k.user_id`,
       [keyName, ids, keys.map((k) => k.prefix), keys.map((k) => k.hash)],
     );
-    const pool = rows.map((r, i) => new User(r.id, keys[i]!.key, r.channels, ids.filter((_, j) => j !== i && j % 97 === i % 97).slice(0, 20)));
-    log(`${pool.length} users ready (keys of this run: ${keyName})`);
+    const users: UserSpec[] = rows.map((r, i) => ({ id: r.id, key: keys[i]!.key, channels: r.channels, others: ids.filter((_, j) => j !== i && j % 97 === i % 97).slice(0, 20) }));
+    gen = startLoadgen(made);
+    await gen.ask({ type: 'start', apiUrl, gatewayUrl, users, allChannels }, 'ready');
+    log(`${users.length} users ready in the load generator (pid ${gen.pid}; keys of this run: ${keyName})`);
 
-    const loop = monitorEventLoopDelay({ resolution: 10 });
-    loop.enable();
+    let running = 0;
     for (const target of STEPS.filter((n) => n <= max)) {
-      const adding = pool.slice(users.length, target);
-      log(`step: ${target} users (adding ${adding.length} over ${RAMP_SECONDS} s)`);
-      for (let i = 0; i < adding.length; i++) {
-        const u = adding[i]!;
-        setTimeout(() => void u.start(), (i / adding.length) * RAMP_SECONDS * 1000);
-      }
-      users = users.concat(adding);
+      log(`step: ${target} users (adding ${target - running} over ${RAMP_SECONDS} s)`);
+      running = (await gen.ask({ type: 'add', count: target - running, rampSeconds: RAMP_SECONDS }, 'added')).users;
       await sleep(RAMP_SECONDS * 1000);
       // The window: what happens with all the step's users on.
-      window = new Window();
-      loop.reset();
-      const cpu0 = { api: cpuMsOf(api.pid), gateway: cpuMsOf(gateway.pid), self: process.cpuUsage() };
+      gen.send({ type: 'window' });
+      const waits = new Map<string, number>();
+      const cpu0 = { api: cpuMsOf(api.pid), gateway: cpuMsOf(gateway.pid), loadgen: cpuMsOf(gen.pid), self: process.cpuUsage(), machine: machineJiffies(), throttled: made?.throttledMs() ?? null };
+      const loadAverageStart = os.loadavg()[0]!;
       const pg0 = await pgMark(db);
       const t0 = Date.now();
       while (Date.now() - t0 < WINDOW_SECONDS * 1000) {
@@ -490,21 +308,24 @@ async function main() {
           `SELECT state || coalesce(' / ' || wait_event_type || ':' || wait_event, '') AS what, count(*)::int AS n
              FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle' GROUP BY 1`,
         );
-        for (const a of activity) window.waits.set(a.what, (window.waits.get(a.what) ?? 0) + a.n);
+        for (const a of activity) waits.set(a.what, (waits.get(a.what) ?? 0) + a.n);
       }
-      const w = window;
+      const w: WindowReport = (await gen.ask({ type: 'report' }, 'report')).report;
+      // NaN (no answer in the window) crosses the IPC channel as null.
+      w.p99Ms ??= NaN;
+      for (const a of Object.values(w.actions)) a.p99 ??= NaN;
       const seconds = (Date.now() - t0) / 1000;
       const pgUsed = await pgCost(db, pg0);
       const self = process.cpuUsage(cpu0.self);
+      const throttled = made?.throttledMs() ?? null;
       const pct = (ms: number) => (ms / (seconds * 1000)) * 100;
-      const answered = w.latency.count;
       const r: StepResult = {
         users: target,
         seconds,
         requests: w.requests,
         rps: w.requests / seconds,
-        avgMs: answered ? w.sumMs / answered : NaN,
-        p99Ms: w.latency.percentile(99),
+        avgMs: w.answered ? w.sumMs / w.answered : NaN,
+        p99Ms: w.p99Ms,
         errors5xx: w.errors5xx,
         timeouts: w.timeouts,
         errorPercent: w.requests ? ((w.errors5xx + w.timeouts) / w.requests) * 100 : 0,
@@ -512,11 +333,15 @@ async function main() {
         apiCpuPercent: pct(cpuMsOf(api.pid) - cpu0.api),
         gatewayCpuPercent: pct(cpuMsOf(gateway.pid) - cpu0.gateway),
         postgresCpuPercent: pct(pgUsed.cpuMs),
-        loadgenCpuPercent: pct((self.user + self.system) / 1000),
-        loadgenLoopDelayP99Ms: loop.percentile(99) / 1e6,
-        actions: Object.fromEntries([...w.byAction].map(([k, v]) => [k, { n: v.n, bad: v.bad, p99: v.latency.percentile(99) }])),
-        postgresWaits: Object.fromEntries([...w.waits].sort((a, b) => b[1] - a[1])),
+        loadgenCpuPercent: pct(cpuMsOf(gen.pid) - cpu0.loadgen),
+        loadgenThrottledPercent: throttled === null || cpu0.throttled === null ? null : pct(throttled - cpu0.throttled),
+        runnerCpuPercent: pct((self.user + self.system) / 1000),
+        loadgenLoopDelayP99Ms: w.loopDelayP99Ms,
+        actions: w.actions,
+        postgresWaits: Object.fromEntries([...waits].sort((a, b) => b[1] - a[1])),
+        loadAverageStart,
         loadAverage: os.loadavg()[0]!,
+        machineCpuPercent: (((machineJiffies().busy - cpu0.machine.busy) / TICKS_PER_SECOND) * 100) / seconds,
         healthy: true,
         broke: [],
       };
@@ -525,10 +350,14 @@ async function main() {
       if (r.errorPercent > THRESHOLDS.errorPercent) r.broke.push(`5xx and timeouts ${r.errorPercent.toFixed(3)} % > ${THRESHOLDS.errorPercent} %`);
       r.healthy = r.broke.length === 0;
       results.push(r);
+      const others = r.machineCpuPercent - r.apiCpuPercent - r.gatewayCpuPercent - r.postgresCpuPercent - r.loadgenCpuPercent - r.runnerCpuPercent;
       log(
         `${target} users: ${r.rps.toFixed(1)} req/s, avg ${r.avgMs.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(0)} ms, 5xx ${r.errors5xx}, timeouts ${r.timeouts}, ` +
           `${r.eventsPerSecond.toFixed(0)} events/s; CPU api ${r.apiCpuPercent.toFixed(0)} %, gateway ${r.gatewayCpuPercent.toFixed(0)} %, ` +
-          `postgres ${r.postgresCpuPercent.toFixed(0)} %, load generator ${r.loadgenCpuPercent.toFixed(0)} % (loop delay p99 ${r.loadgenLoopDelayP99Ms.toFixed(0)} ms); machine load ${r.loadAverage.toFixed(1)}` +
+          `postgres ${r.postgresCpuPercent.toFixed(0)} %, load generator ${r.loadgenCpuPercent.toFixed(0)} %` +
+          (r.loadgenThrottledPercent === null ? '' : ` (held back by its quota ${r.loadgenThrottledPercent.toFixed(0)} %)`) +
+          ` (loop delay p99 ${r.loadgenLoopDelayP99Ms.toFixed(0)} ms), this runner ${r.runnerCpuPercent.toFixed(0)} %, everything else on the machine ${others.toFixed(0)} %; ` +
+          `machine load ${r.loadAverageStart.toFixed(1)} -> ${r.loadAverage.toFixed(1)}` +
           (r.healthy ? '' : `: BROKE (${r.broke.join('; ')})`),
       );
       if (!r.healthy) {
@@ -539,24 +368,33 @@ async function main() {
       }
     }
     const lastHealthy = results.filter((r) => r.healthy).at(-1)?.users ?? 0;
-    const report = { ranAt: new Date(started).toISOString(), cores: os.availableParallelism(), database: DATABASE, thresholds: THRESHOLDS, steps: results, lastHealthyUsers: lastHealthy };
+    const mode = made ? `load generator in namespace ${made.name}, ${made.quota.cpus} cores by ${made.quota.method}` : 'load generator on loopback, no quota';
+    const report = {
+      ranAt: new Date(started).toISOString(),
+      cores: os.availableParallelism(),
+      database: DATABASE,
+      dataset: DATASET.name,
+      mode,
+      thresholds: THRESHOLDS,
+      steps: results,
+      lastHealthyUsers: lastHealthy,
+    };
     mkdirSync(path.join(repoRoot, 'bench-results'), { recursive: true });
     writeFileSync(path.join(repoRoot, 'bench-results/loadtest.json'), JSON.stringify(report, null, 2) + '\n');
     const lines = [
-      '| users | req/s | avg ms | p99 ms | 5xx | timeouts | events/s received | CPU % api,worker | CPU % gateway | CPU % postgres (this DB) | CPU % load generator | load average | healthy |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+      '| users | req/s | avg ms | p99 ms | 5xx | timeouts | events/s received | CPU % api,worker | CPU % gateway | CPU % postgres (this DB) | CPU % load generator | CPU % machine (all) | load average (start -> end) | healthy |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
       ...results.map(
         (r) =>
-          `| ${r.users} | ${r.rps.toFixed(1)} | ${r.avgMs.toFixed(1)} | ${r.p99Ms.toFixed(0)} | ${r.errors5xx} | ${r.timeouts} | ${r.eventsPerSecond.toFixed(0)} | ${r.apiCpuPercent.toFixed(0)} | ${r.gatewayCpuPercent.toFixed(0)} | ${r.postgresCpuPercent.toFixed(0)} | ${r.loadgenCpuPercent.toFixed(0)} | ${r.loadAverage.toFixed(1)} | ${r.healthy ? 'yes' : `no: ${r.broke.join('; ')}`} |`,
+          `| ${r.users} | ${r.rps.toFixed(1)} | ${r.avgMs.toFixed(1)} | ${r.p99Ms.toFixed(0)} | ${r.errors5xx} | ${r.timeouts} | ${r.eventsPerSecond.toFixed(0)} | ${r.apiCpuPercent.toFixed(0)} | ${r.gatewayCpuPercent.toFixed(0)} | ${r.postgresCpuPercent.toFixed(0)} | ${r.loadgenCpuPercent.toFixed(0)}${r.loadgenThrottledPercent === null ? '' : ` (held back ${r.loadgenThrottledPercent.toFixed(0)})`} | ${r.machineCpuPercent.toFixed(0)} | ${r.loadAverageStart.toFixed(1)} -> ${r.loadAverage.toFixed(1)} | ${r.healthy ? 'yes' : `no: ${r.broke.join('; ')}`} |`,
       ),
     ];
-    process.stdout.write(`\n${lines.join('\n')}\n\nlast healthy: ${lastHealthy} users on ${report.cores} cores (everything on this machine)\n`);
+    process.stdout.write(`\n${lines.join('\n')}\n\nlast healthy: ${lastHealthy} users on ${report.cores} cores (${mode}; data set ${DATASET.name})\n`);
   } finally {
     clearTimeout(hardStop);
     await finish();
   }
 }
-
 main().then(
   () => process.exit(0),
   (err) => {
