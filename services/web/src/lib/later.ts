@@ -56,7 +56,7 @@ export function fromLocalInput(value: string): Date | null {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value);
   if (!m) return null;
   const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
-  return new Date(y!, mo! - 1, d!, h!, mi!, s ?? 0);
+  return new Date(y!, mo! - 1, d!, h!, mi!, s || 0);
 }
 
 /** What the API accepts (1 minute to 120 days ahead), checked before asking, in words: null when fine. */

@@ -1,25 +1,22 @@
 // The list of one's scheduled messages and reminders (level 3): change a
 // scheduled message's text or time, send it now or delete it; delete a
 // reminder not sent yet. Loaded lazily (ui/schedule-send.tsx's LaterView).
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage } from '../lib/api.js';
 import { fromLocalInput, localInputValue, reminders, scheduledList, timeProblem, whenLabel, type Reminder, type ScheduledMessage } from '../lib/later.js';
-import { conversationPath, messagePath } from '../lib/routes.js';
+import { conversationPath, messagePath, openPath as go } from '../lib/routes.js';
 import { useStore } from './context.js';
 import { Dialog } from './dialog.js';
 import { conversationTitle } from './sidebar.js';
 
 type Tab = 'scheduled' | 'reminders';
 
-/** In-app navigation, as a notification's click does (client.ts): the app routes on popstate. */
-function go(path: string) {
-  history.pushState(null, '', path);
-  window.dispatchEvent(new PopStateEvent('popstate'));
-}
-
 export function LaterDialog({ onClose, initialTab = 'scheduled' }: { onClose(): void; initialTab?: Tab }) {
   const [tab, setTab] = useState<Tab>(initialTab);
   const tabs: [Tab, string][] = [['scheduled', 'Scheduled messages'], ['reminders', 'Reminders']];
+  // A deleted or sent item takes its focused button with it: focus goes to the panel, so it stays in the dialog (Escape, Tab).
+  const panel = useRef<HTMLElement>(null);
+  const refocus = () => panel.current?.focus();
   return (
     <Dialog title="Scheduled messages and reminders" onClose={onClose} wide class="later-dialog">
       <div class="tabs" role="tablist" aria-label="Later">
@@ -29,14 +26,14 @@ export function LaterDialog({ onClose, initialTab = 'scheduled' }: { onClose(): 
           </button>
         ))}
       </div>
-      <section role="tabpanel" id={`later-${tab}`} aria-labelledby={`later-tab-${tab}`} class="later-panel">
-        {tab === 'scheduled' ? <ScheduledMessages onClose={onClose} /> : <Reminders onClose={onClose} />}
+      <section ref={panel} tabIndex={-1} role="tabpanel" id={`later-${tab}`} aria-labelledby={`later-tab-${tab}`} class="later-panel">
+        {tab === 'scheduled' ? <ScheduledMessages onClose={onClose} onGone={refocus} /> : <Reminders onClose={onClose} onGone={refocus} />}
       </section>
     </Dialog>
   );
 }
 
-function ScheduledMessages({ onClose }: { onClose(): void }) {
+function ScheduledMessages({ onClose, onGone }: { onClose(): void; onGone(): void }) {
   const client = useStore();
   const list = scheduledList(client);
   const [error, setError] = useState<string | null>(null);
@@ -50,7 +47,7 @@ function ScheduledMessages({ onClose }: { onClose(): void }) {
       {list.items !== null && !pending.length && !failed.length ? <p class="muted">Nothing scheduled. Use the arrow beside Send to schedule a message.</p> : null}
       <ul class="later-list">
         {pending.map((m) => (
-          <ScheduledItem key={m.id} m={m} onClose={onClose} />
+          <ScheduledItem key={m.id} m={m} onClose={onClose} onGone={onGone} />
         ))}
       </ul>
       {failed.length ? (
@@ -90,7 +87,7 @@ function Where({ conversationId, threadId, onClose }: { conversationId: string; 
   );
 }
 
-function ScheduledItem({ m, onClose }: { m: ScheduledMessage; onClose(): void }) {
+function ScheduledItem({ m, onClose, onGone }: { m: ScheduledMessage; onClose(): void; onGone(): void }) {
   const client = useStore();
   const list = scheduledList(client);
   const [editing, setEditing] = useState(false);
@@ -139,15 +136,15 @@ function ScheduledItem({ m, onClose }: { m: ScheduledMessage; onClose(): void })
       {editing ? null : (
         <div class="row">
           <button class="btn small" onClick={() => setEditing(true)}>Edit</button>
-          <button class="btn small" onClick={() => run(() => list.sendNow(m))}>Send now</button>
-          <button class="btn small btn-danger" onClick={() => confirm('Delete this scheduled message?') && run(() => list.remove(m.id))}>Delete</button>
+          <button class="btn small" onClick={() => run(() => (onGone(), list.sendNow(m)))}>Send now</button>
+          <button class="btn small btn-danger" onClick={() => confirm('Delete this scheduled message?') && run(() => (onGone(), list.remove(m.id)))}>Delete</button>
         </div>
       )}
     </li>
   );
 }
 
-function Reminders({ onClose }: { onClose(): void }) {
+function Reminders({ onClose, onGone }: { onClose(): void; onGone(): void }) {
   const client = useStore();
   const [items, setItems] = useState<Reminder[] | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -155,7 +152,7 @@ function Reminders({ onClose }: { onClose(): void }) {
   useEffect(() => void load(), []);
   const upcoming = (items ?? []).filter((r) => r.status === 'scheduled').sort((a, b) => a.remind_at.localeCompare(b.remind_at));
   const past = (items ?? []).filter((r) => r.status !== 'scheduled');
-  const remove = (r: Reminder) => void reminders.remove(client, r.id).then(load, (err) => setError(errorMessage(err)));
+  const remove = (r: Reminder) => (onGone(), void reminders.remove(client, r.id).then(load, (err) => setError(errorMessage(err))));
   const about = (r: Reminder) =>
     r.message_id && r.conversation_id ? (
       <a href={messagePath(r.conversation_id, r.message_id)} onClick={(e) => (e.preventDefault(), onClose(), go(messagePath(r.conversation_id!, r.message_id!)))}>

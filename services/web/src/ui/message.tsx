@@ -151,7 +151,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
           </form>
         ) : (
           <>
-            {message.metadata?.type === REMINDER_METADATA_TYPE ? <ReminderNote /> : null}
+            {message.metadata?.type === REMINDER_METADATA_TYPE ? <ReminderNote data={message.metadata.data} /> : null}
             <MessageBody message={message} />
           </>
         )}

@@ -4,6 +4,7 @@
 // "Reminder" line (ReminderNote) above what the API delivered.
 import { useState } from 'preact/hooks';
 import { reminderPresets, reminders, whenLabel } from '../lib/later.js';
+import { messagePath, openPath } from '../lib/routes.js';
 import type { ShownMessage } from '../lib/store.js';
 import { useClient } from './context.js';
 import { Dialog } from './dialog.js';
@@ -54,11 +55,19 @@ function RemindMe({ message, onClose }: { message: ShownMessage; onClose(): void
   );
 }
 
-/** Above the system agent's reminder DM: what it is. */
-export function ReminderNote() {
+/** Above the system agent's reminder DM: what it is, and the message it is about opened in the app (its link in the text is the full address). */
+export function ReminderNote({ data }: { data: Record<string, unknown> }) {
+  const { conversation_id: conversationId, message_id: messageId } = data;
+  const path = typeof conversationId === 'string' && typeof messageId === 'string' ? messagePath(conversationId, messageId) : null;
   return (
     <p class="reminder-note muted">
       <Icon name="clock" size={14} /> Reminder
+      {path ? (
+        <>
+          {' · '}
+          <a href={path} onClick={(e) => (e.preventDefault(), openPath(path))}>Open the message</a>
+        </>
+      ) : null}
     </p>
   );
 }

@@ -39,9 +39,11 @@ export function SlackImport() {
     if (!file) return setError('Choose the ZIP file of your Slack export.');
     setError(null);
     setUploading(0);
+    const form = e.currentTarget as HTMLFormElement;
     try {
       setCurrent(await startSlackImport(client, file, setUploading));
       setFile(null);
+      form.reset();
     } catch (err) {
       setError(errorMessage(err));
     } finally {
