@@ -310,18 +310,15 @@ describe('web app: schedule for later, remind me, email settings, Slack import (
     const channels = (await ws.owner.get('/api/v1/channels?limit=100')).body.data.map((c: { name: string }) => c.name);
     expect(channels).to.include.members(['general', 'random']);
 
-    // Opened again later (another tab of this browser), the last import's report is there.
+    // Opened again later (another tab of this browser, at phone width in the dark), the last import's report is there.
     const again = await openTab(app.context, '/settings');
+    await again.page.setViewportSize(PHONE);
+    await again.page.emulateMedia({ colorScheme: 'dark' });
     await again.page.getByRole('tab', { name: 'Import from Slack' }).click();
     await again.page.getByRole('region', { name: 'Import' }).getByRole('status').filter({ hasText: 'Import finished' }).waitFor();
+    await checkScreen(again.page, 'web-import-phone', problems);
+    again.assertClean();
     await again.page.close();
-
-    // At phone width, in the dark (the same browser: the last import is remembered in it).
-    await page.setViewportSize(PHONE);
-    await page.emulateMedia({ colorScheme: 'dark' });
-    await checkScreen(page, 'web-import-phone', problems);
-    await page.setViewportSize(DESKTOP);
-    await page.emulateMedia({ colorScheme: 'light' });
 
     // A broken export fails, naming the file.
     const broken = readFileSync(await writeZip({ ...sampleExport(), 'random/2024-01-01.json': 'not json' }));
