@@ -135,14 +135,19 @@ export function errorMessage(err: unknown): string {
  * Uploads a file with XMLHttpRequest: fetch() reports no upload progress.
  * Same origin, so `connect-src 'self'` allows it.
  */
-export function uploadFile(file: File, key: string, onProgress: (fraction: number) => void): Promise<{ id: string; name: string; size: number; content_type: string }> {
+export function uploadFile(file: File, key: string, onProgress: (fraction: number) => void) {
+  return uploadTo<{ id: string; name: string; size: number; content_type: string }>('/api/v1/files', file, key, onProgress);
+}
+
+/** A multipart upload of one file (field `file`) to an API path, with progress; its answer's `data`. */
+export function uploadTo<T>(path: string, file: File, key: string, onProgress: (fraction: number) => void): Promise<T> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', '/api/v1/files');
+    xhr.open('POST', path);
     xhr.setRequestHeader('Authorization', `Bearer ${key}`);
     xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
     xhr.onload = () => {
-      let body: { data?: { id: string; name: string; size: number; content_type: string } } & ErrorBody = {};
+      let body: { data?: T } & ErrorBody = {};
       try {
         body = JSON.parse(xhr.responseText) as typeof body;
       } catch {

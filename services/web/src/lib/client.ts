@@ -703,7 +703,7 @@ export class AxidClient {
     return this.updateProfile({ avatar_url: `${this.env.origin}/api/v1/files/${info.id}` });
   }
 
-  async updateProfile(patch: { display_name?: string | null; avatar_url?: string | null }) {
+  async updateProfile(patch: { display_name?: string | null; avatar_url?: string | null; email_notifications?: 'mentions' | 'never' }) {
     const me = await data(this.api.PATCH('/api/v1/users/me', { body: patch }));
     this.store.me = me;
     this.store.users.set(me.id, me);

@@ -21,9 +21,15 @@ export interface Features {
   serverPrefs: boolean;
   /** `around`, `after` and prev_cursor on history lists: a permalink opens a page around its message, however far back. */
   historyAround: boolean;
+  /** Scheduled messages (send_at) and reminders (docs/team-chat.md): "Schedule for later", "Remind me", their lists. */
+  later: boolean;
+  /** `email_notifications` on PATCH /users/me (docs/email.md): the email setting in Preferences. */
+  emailNotifications: boolean;
+  /** POST /imports/slack (owners): Settings → Import from Slack. */
+  imports: boolean;
 }
 
 export function featuresFor(level: number): Features {
   const three = level >= 3;
-  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three, serverPrefs: three };
+  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three, serverPrefs: three, later: three, emailNotifications: three, imports: three };
 }

@@ -21,3 +21,9 @@ export function conversationRoute(path: string): { conversationId: string; messa
     return null;
   }
 }
+
+/** Goes to an address of the app without loading the page again (the app routes on popstate, ui/app.tsx). */
+export function openPath(path: string) {
+  history.pushState(null, '', path);
+  window.dispatchEvent(new PopStateEvent('popstate'));
+}

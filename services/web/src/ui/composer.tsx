@@ -11,6 +11,7 @@ import { EmojiPicker } from './emoji-picker.js';
 import type { User } from '../lib/types.js';
 import { displayName, useClient } from './context.js';
 import { Icon } from './icons.js';
+import { ScheduledIndicator, ScheduleSend } from './schedule-send.js';
 
 interface Upload {
   name: string;
@@ -113,6 +114,7 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
         </div>
       ))}
       {error ? <p class="error" role="alert">{error}</p> : null}
+      {client.store.features.later ? <ScheduledIndicator conversationId={conversationId} threadId={threadId} /> : null}
       {emoji ? (
         <EmojiPicker
           onClose={() => setEmoji(false)}
@@ -179,6 +181,8 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
         <button type="submit" class="btn btn-primary" disabled={uploads.length > 0}>
           Send
         </button>
+        {/* Level 3: "Schedule for later" beside Send (ui/schedule-send.tsx). */}
+        {client.store.features.later ? <ScheduleSend conversationId={conversationId} threadId={threadId} text={text} onScheduled={() => (setText(''), saveDraft(client.storage, storageKey, ''))} /> : null}
       </div>
     </form>
   );

@@ -72,6 +72,13 @@ const PATHS = {
       <polyline points="19 12 12 19 5 12" />
     </>
   ),
+  clock: (
+    <>
+      <circle cx="12" cy="12" r="10" />
+      <polyline points="12 6 12 12 16 14" />
+    </>
+  ),
+  chevronDown: <polyline points="6 9 12 15 18 9" />,
 } satisfies Record<string, JSX.Element>;
 
 export type IconName = keyof typeof PATHS;

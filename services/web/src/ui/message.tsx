@@ -16,6 +16,8 @@ import { displayName, useClient } from './context.js';
 import { CopyButton } from './copy-button.js';
 import { Icon } from './icons.js';
 import { permalink } from '../lib/routes.js';
+import { REMINDER_METADATA_TYPE } from '../lib/later.js';
+import { ReminderNote, RemindMeButton } from './remind-me.js';
 
 const AVATAR_COLOURS = 10;
 
@@ -148,7 +150,10 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
             <button type="button" class="btn small" onClick={() => setEditing(false)}>Cancel</button>
           </form>
         ) : (
-          <MessageBody message={message} />
+          <>
+            {message.metadata?.type === REMINDER_METADATA_TYPE ? <ReminderNote data={message.metadata.data} /> : null}
+            <MessageBody message={message} />
+          </>
         )}
         {message.unfurls?.length ? <LinkPreviews message={message} removable={mine && message.state === 'sent'} onRemove={act(() => client.removePreviews(message))} /> : null}
         {message.streaming ? (
@@ -207,6 +212,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
           <button tabIndex={-1} aria-label="Add reaction" title="Add reaction" onClick={() => setPicker(!picker)}><Icon name="smile" /></button>
           {!inThread ? <button tabIndex={-1} aria-label="Reply in thread" title="Reply in thread" onClick={() => void client.openThreadOf(message.id)}><Icon name="reply" /></button> : null}
           <CopyButton text={permalink(location.origin, message)} label="Copy link" glyph="link" tabIndex={-1} />
+          {store.features.later ? <RemindMeButton message={message} /> : null}
           {mine ? <button tabIndex={-1} aria-label="Edit message" title="Edit" onClick={() => (setDraft(message.content), setEditing(true))}><Icon name="pencil" /></button> : null}
           {mine || client.isAdmin() ? (
             <button tabIndex={-1} aria-label="Delete message" title="Delete" onClick={act(async () => (confirm('Delete this message?') ? client.remove(message) : undefined))}>

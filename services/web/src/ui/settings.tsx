@@ -1,6 +1,7 @@
 // Workspace settings. Everyone sees their API keys; admins and owners also
 // manage people and agents, incoming webhooks and the workspace itself.
 import type { ComponentChildren } from 'preact';
+import { lazy, Suspense } from 'preact/compat';
 import { useEffect, useState } from 'preact/hooks';
 import { all, data, errorMessage, page } from '../lib/api.js';
 import type { Theme } from '../lib/prefs.js';
@@ -9,14 +10,19 @@ import { displayName, useStore } from './context.js';
 import { CopyButton, ShownOnce } from './copy-button.js';
 import { Invites } from './invites.js';
 import { PasswordForm, PasswordResetLink, SignInLink } from './password.js';
+// Level 3 (ui/email-settings.tsx, ui/slack-import.tsx): the import screen is loaded when opened.
+import { EmailNotifications } from './email-settings.js';
+const SlackImport = lazy(() => import('./slack-import.js').then((m) => m.SlackImport));
 
-type Tab = 'keys' | 'prefs' | 'people' | 'webhooks' | 'workspace';
+type Tab = 'keys' | 'prefs' | 'people' | 'webhooks' | 'workspace' | 'import';
 
 export function Settings({ navigate }: { navigate(path: string): void }) {
   const client = useStore();
   const admin = client.isAdmin();
   const [tab, setTab] = useState<Tab>('keys');
   const tabs: [Tab, string][] = [['keys', 'API keys'], ['prefs', 'Preferences'], ...(admin ? ([['people', 'People and agents'], ['webhooks', 'Incoming webhooks'], ['workspace', 'Workspace']] as [Tab, string][]) : [])];
+  // Only owners import (POST /imports/slack answers admins 403).
+  if (client.store.features.imports && client.store.me?.role === 'owner') tabs.push(['import', 'Import from Slack']);
   return (
     <div class="settings">
       <header class="conv-header">
@@ -33,7 +39,11 @@ export function Settings({ navigate }: { navigate(path: string): void }) {
         ))}
       </div>
       <section role="tabpanel" id={`section-${tab}`} aria-labelledby={`tab-${tab}`} class="section">
-        {tab === 'keys' ? <Keys /> : tab === 'prefs' ? <Preferences /> : tab === 'people' ? <People /> : tab === 'webhooks' ? <Webhooks /> : <WorkspaceForm />}
+        {tab === 'keys' ? <Keys /> : tab === 'prefs' ? <Preferences /> : tab === 'people' ? <People /> : tab === 'webhooks' ? <Webhooks /> : tab === 'import' ? (
+          <Suspense fallback={<div class="skeleton line w60" role="status" aria-label="Loading" />}>
+            <SlackImport />
+          </Suspense>
+        ) : <WorkspaceForm />}
       </section>
     </div>
   );
@@ -73,6 +83,7 @@ function Preferences() {
         )
       ) : null}
       <Errors error={error} />
+      {client.store.features.emailNotifications ? <EmailNotifications /> : null}
       <h2>For developers</h2>
       <label class="check">
         <input type="checkbox" checked={prefs.devMetadata} onChange={(e) => ((prefs.devMetadata = e.currentTarget.checked), client.store.changed())} /> Show message metadata

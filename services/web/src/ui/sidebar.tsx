@@ -5,6 +5,7 @@ import { conversationPath } from '../lib/routes.js';
 import type { Channel } from '../lib/types.js';
 import { displayName, useStore } from './context.js';
 import { Avatar } from './message.js';
+import { LaterButton } from './schedule-send.js';
 
 export function conversationTitle(client: ReturnType<typeof useStore>, id: string) {
   const c = client.store.channels.get(id);
@@ -94,6 +95,7 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
         Jump to… <kbd aria-hidden="true">Ctrl K</kbd>
       </button>
       <button class="btn small people-btn" onClick={onPeople}>People</button>
+      {s.features.later ? <LaterButton /> : null}
       <h2>
         Channels <button class="icon" aria-label="Create a channel" title="Create a channel" onClick={onCreate}>+</button>
       </h2>
