@@ -2,6 +2,7 @@
 // manage people and agents, incoming webhooks and the workspace itself.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { lazy, Suspense } from 'preact/compat';
 import { all, data, errorMessage, page } from '../lib/api.js';
 import type { Theme } from '../lib/prefs.js';
 import type { ApiKey, Role, User, Webhook, Workspace } from '../lib/types.js';
@@ -10,13 +11,18 @@ import { CopyButton, ShownOnce } from './copy-button.js';
 import { Invites } from './invites.js';
 import { PasswordForm, PasswordResetLink, SignInLink } from './password.js';
 
-type Tab = 'keys' | 'prefs' | 'people' | 'webhooks' | 'workspace';
+type Tab = 'keys' | 'prefs' | 'people' | 'webhooks' | 'workspace' | 'groups' | 'emoji';
+
+// Level 3's user groups and custom emoji (ui/team-settings.tsx), loaded when their tab opens.
+const UserGroups = lazy(() => import('./team-settings.js').then((m) => ({ default: m.UserGroups })));
+const CustomEmojiSettings = lazy(() => import('./team-settings.js').then((m) => ({ default: m.CustomEmojiSettings })));
 
 export function Settings({ navigate }: { navigate(path: string): void }) {
   const client = useStore();
   const admin = client.isAdmin();
   const [tab, setTab] = useState<Tab>('keys');
-  const tabs: [Tab, string][] = [['keys', 'API keys'], ['prefs', 'Preferences'], ...(admin ? ([['people', 'People and agents'], ['webhooks', 'Incoming webhooks'], ['workspace', 'Workspace']] as [Tab, string][]) : [])];
+  const team: [Tab, string][] = client.store.features.teamChat ? [['groups', 'User groups'], ['emoji', 'Custom emoji']] : [];
+  const tabs: [Tab, string][] = [['keys', 'API keys'], ['prefs', 'Preferences'], ...team, ...(admin ? ([['people', 'People and agents'], ['webhooks', 'Incoming webhooks'], ['workspace', 'Workspace']] as [Tab, string][]) : [])];
   return (
     <div class="settings">
       <header class="conv-header">
@@ -33,7 +39,8 @@ export function Settings({ navigate }: { navigate(path: string): void }) {
         ))}
       </div>
       <section role="tabpanel" id={`section-${tab}`} aria-labelledby={`tab-${tab}`} class="section">
-        {tab === 'keys' ? <Keys /> : tab === 'prefs' ? <Preferences /> : tab === 'people' ? <People /> : tab === 'webhooks' ? <Webhooks /> : <WorkspaceForm />}
+        {tab === 'groups' || tab === 'emoji' ? <Suspense fallback={<p class="muted" role="status">Loading…</p>}>{tab === 'groups' ? <UserGroups /> : <CustomEmojiSettings />}</Suspense> : null}
+        {tab === 'groups' || tab === 'emoji' ? null : tab === 'keys' ? <Keys /> : tab === 'prefs' ? <Preferences /> : tab === 'people' ? <People /> : tab === 'webhooks' ? <Webhooks /> : <WorkspaceForm />}
       </section>
     </div>
   );
