@@ -72,7 +72,8 @@ describe('web app: team chat (level 3)', function () {
     await list.getByRole('option', { name: /@here Notify everyone here who is online/ }).click();
     expect(await box.inputValue()).to.equal(`Deploy at noon, @${handle} and @channel and @here `);
     await box.press('Enter');
-    await article(page, `Deploy at noon, @${handle} and @channel and @here`).waitFor();
+    // Sent (the POST answered), not only drawn as pending.
+    await page.locator('article[data-state="sent"]', { hasText: `Deploy at noon, @${handle} and @channel and @here` }).waitFor();
     // The server read them from the content: the group (so Bob), @channel and @here.
     const messages = (await ws.owner.get(`/api/v1/channels/${ch.id}/messages`)).body.data as { content: string; mentioned_group_ids: string[]; mentioned_user_ids: string[] }[];
     const sent = messages.find((m) => m.content.startsWith('Deploy at noon'))!;

@@ -64,6 +64,8 @@ export function plainText(content: string, doc?: { content?: unknown[] } | null,
   const box = document.createElement('div');
   // DOMPurify's output (contentToHtml), read back as text only.
   box.innerHTML = contentToHtml(content).replace(/<\/(p|li|h[1-6]|pre|blockquote)>|<br\s*\/?>/g, '$& ');
+  // A custom emoji (level 3) reads as its shortcode.
+  for (const img of box.querySelectorAll<HTMLImageElement>('img.custom-emoji')) img.replaceWith(img.alt);
   return (box.textContent ?? '').replace(/\s+/g, ' ').trim();
 }
 

@@ -8,9 +8,13 @@ import { relativeTime } from '../lib/rows.js';
 import { isArchived } from '../lib/team-chat.js';
 import type { Message } from '../lib/types.js';
 import { displayName, useStore } from './context.js';
+import { EmojiText } from './emoji-glyph.js';
 import { Icon } from './icons.js';
 import { plainText } from './markdown.js';
 import { mayPin, pinErrorMessage } from './pins.js';
+
+/** Where the panel covers the conversation (styles.css): it closes once a pin is opened, so the message shows. */
+const NARROW = '(max-width: 760px)';
 
 export default function PinsPanel({ conversationId, onClose, onJump }: { conversationId: string; onClose(): void; onJump(m: Message): void }) {
   const client = useStore();
@@ -34,11 +38,11 @@ export default function PinsPanel({ conversationId, onClose, onJump }: { convers
           const text = plainText(m.content, m.content_json, (id, label) => displayName(s.users.get(id)) || label).slice(0, 200);
           return (
             <li key={m.id}>
-              <button class="pin-open" onClick={() => onJump(m)}>
+              <button class="pin-open" onClick={() => (onJump(m), matchMedia(NARROW).matches && onClose())}>
                 <span class="pin-meta">
                   <strong>{author}</strong> <time dateTime={m.created_at}>{relativeTime(m.created_at)}</time>
                 </span>
-                <span class="pin-text">{text}</span>
+                <span class="pin-text"><EmojiText text={text} /></span>
               </button>
               {canUnpin ? (
                 <button class="btn small" aria-label={`Unpin the message of ${author}`} onClick={() => void client.team.unpin(m).then(() => setError(null), (err) => setError(pinErrorMessage(err)))}>
