@@ -117,6 +117,8 @@ export function errorMessage(err: unknown): string {
       return 'The workspace has reached its number of people.';
     case 'conflict':
       return 'Someone changed this at the same time. Try again.';
+    case 'channel_archived':
+      return 'This channel is archived: it is read-only until someone unarchives it.';
     case 'invalid_credentials':
       return 'That email and password do not match. Check them and try again.';
     case 'invite_invalid':

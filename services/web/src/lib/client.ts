@@ -9,6 +9,7 @@ import { messagePath } from './routes.js';
 import { LiveStream, type StreamState } from './stream.js';
 import { Store, threadKey, type KeyValueStorage } from './store.js';
 import { Sync } from './sync.js';
+import { TeamActions } from './team-chat.js';
 import { FILE_METADATA_TYPE, type ApiKey, type Channel, type ChannelMember, type Conversation, type FileInfo, type Message, type Page, type User, type Workspace } from './types.js';
 
 type Storage = KeyValueStorage & { removeItem(k: string): void };
@@ -43,6 +44,8 @@ export class AxidClient {
   readonly store: Store;
   readonly api: Api;
   readonly prefs: Prefs;
+  /** Level 3: user groups, pins, browsing and archiving channels, custom emoji (lib/team-chat.ts). */
+  readonly team: TeamActions;
   session: SavedSession | null;
   streamState: StreamState = 'stopped';
   streamRetryInMs = 0;
@@ -99,6 +102,7 @@ export class AxidClient {
         : this.api.POST('/api/v1/channels/{channel_id}/read', { params: { path }, body })
       ).catch(() => this.readSent.delete(conversationId));
     };
+    this.team = new TeamActions(this.api, this.store, (id) => this.isDm(id));
     this.sync = new Sync(
       this.store,
       (key, cursor) => this.fetchPage(key, cursor, PAGE),
@@ -192,6 +196,7 @@ export class AxidClient {
     await this.loadMemberships([...channels].sort((a, b) => Number(b.id === first) - Number(a.id === first)));
     s.changed();
     void this.loadPrefs();
+    void this.team.load();
     this.startStream();
     // The unread counts' pages wait for it too, so they do not queue in front of it (six connections per host).
     void Promise.resolve(firstPage).then(() => this.primeUnread());
@@ -238,7 +243,7 @@ export class AxidClient {
         const resumed = init.resumed === true;
         this.seenInit = true;
         this.lastResumed = reconnect ? resumed : null;
-        if (reconnect && !resumed) void (this.refreshLists(), this.loadPrefs());
+        if (reconnect && !resumed) void (this.refreshLists(), this.loadPrefs(), this.team.load());
         void this.sync.onInit(reconnect, resumed);
         if (reconnect) this.retryUnsent();
       },
@@ -300,6 +305,8 @@ export class AxidClient {
     this.openThread = null;
     // Views route by address, not by openConversation: only a closing thread panel needs a render.
     if (threadShown) this.store.changed();
+    // Level 3: an archived channel is not in the lists; its address (a link, a pin, Browse channels) still opens it.
+    if (!this.store.isConversation(conversationId)) await this.team.findChannel(conversationId);
     await this.loadNewest(conversationId);
     if (this.store.channels.has(conversationId) && !this.store.memberOf.has(conversationId)) {
       await this.loadMemberships([this.store.channels.get(conversationId)!]);

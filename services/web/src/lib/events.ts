@@ -1,5 +1,6 @@
 // Stream events -> store updates (docs/realtime.md lists the payloads).
 import type { Store } from './store.js';
+import { applyTeamEvent } from './team-chat.js';
 import type { Channel, Conversation, Message, User } from './types.js';
 
 export function applyEvent(store: Store, type: string, data: Record<string, unknown>) {
@@ -69,7 +70,8 @@ export function applyEvent(store: Store, type: string, data: Record<string, unkn
       store.users.delete(data.user_id as string);
       break;
     default:
-      return false;
+      // Level 3's user groups and pins (lib/team-chat.ts).
+      if (!applyTeamEvent(store, type, data)) return false;
   }
   store.changed();
   return true;

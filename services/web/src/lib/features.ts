@@ -27,9 +27,11 @@ export interface Features {
   emailNotifications: boolean;
   /** POST /imports/slack (owners): Settings → Import from Slack. */
   imports: boolean;
+  /** docs/team-chat.md: user groups and `@here`/`@channel`, pins, browsing and archiving channels, custom emoji. */
+  teamChat: boolean;
 }
 
 export function featuresFor(level: number): Features {
   const three = level >= 3;
-  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three, serverPrefs: three, later: three, emailNotifications: three, imports: three };
+  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three, serverPrefs: three, later: three, emailNotifications: three, imports: three, teamChat: three };
 }

@@ -5,6 +5,7 @@
 // edited_at; order by (created_at, id); deletions leave a tombstone so a late
 // event cannot bring a message back; unread counts are sets of ids.
 import { featuresFor, type Features } from './features.js';
+import { TeamState } from './team-chat.js';
 import type { Channel, Conversation, Message, User, Workspace } from './types.js';
 
 export type SendState = 'pending' | 'sent' | 'failed';
@@ -69,6 +70,8 @@ export class Store {
   agentStatus = new Map<string, Map<string, { status: string; until: number }>>();
   /** The conversation on screen and whether its newest message is visible (then it is read). */
   viewing: { id: string; atBottom: boolean } | null = null;
+  /** Level 3: user groups, pins, custom emoji (lib/team-chat.ts). */
+  team = new TeamState();
   version = 0;
   private timelines = new Map<string, Timeline>();
   private tombstones = new Set<string>();

@@ -1,6 +1,7 @@
 // The chat screen: sidebar, the open conversation, and its side panels
 // (thread, members), plus the create-channel dialog and the Ctrl/Cmd+K switcher.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { lazy, Suspense } from 'preact/compat';
 import { errorMessage } from '../lib/api.js';
 import { channelNameProblem } from '../lib/rules.js';
 import { conversationPath, messagePath } from '../lib/routes.js';
@@ -16,12 +17,18 @@ import { MessageItem } from './message.js';
 import { connectionLabel, conversationTitle, Sidebar } from './sidebar.js';
 import { Timeline } from './timeline.js';
 import { Icon } from './icons.js';
+import { isArchived } from '../lib/team-chat.js';
+import type { Message } from '../lib/types.js';
+
+// Level 3's team chat (docs/team-chat.md): loaded when first opened, so the first load does not carry them.
+const BrowseChannels = lazy(() => import('./browse-channels.js'));
+const PinsPanel = lazy(() => import('./pins-panel.js'));
 
 export function Chat({ conversationId, messageId, navigate }: { conversationId: string | null; messageId: string | null; navigate(path: string): void }) {
   const client = useStore();
-  const [panel, setPanel] = useState<'members' | null>(null);
+  const [panel, setPanel] = useState<'members' | 'pins' | null>(null);
   const [search, setSearch] = useState<string | null>(null);
-  const [dialog, setDialog] = useState<'create' | 'switcher' | 'newMessage' | 'people' | 'profile' | 'channelSettings' | null>(null);
+  const [dialog, setDialog] = useState<'create' | 'switcher' | 'newMessage' | 'people' | 'profile' | 'channelSettings' | 'browse' | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [sidebarOpen, setSidebarOpen] = useState(false);
   // Opening a conversation (sidebar, switcher, a new DM or channel) puts the caret in its composer, as Slack does.
@@ -71,6 +78,14 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
   const channel = conversationId ? s.channels.get(conversationId) : undefined;
   const known = conversationId ? s.isConversation(conversationId) : false;
   const member = !channel || s.memberOf.has(channel.id);
+  // Level 3: an archived channel is read-only (its composer is a notice; no leaving, renaming or posting).
+  const archived = isArchived(channel);
+  // A pin opens where its message lives, as a search result does (the permalink's path).
+  const jumpToMessage = (m: Message) => {
+    setSidebarOpen(false);
+    if (location.pathname === messagePath(m.channel_id, m.id)) void client.jumpTo(m.channel_id, m.id);
+    else navigate(messagePath(m.channel_id, m.id));
+  };
   const typing = conversationId ? s.typingIn(conversationId) : [];
   // Level 3: an agent's working status shows where typing does ("Deploybot is reading the logs…").
   const working = conversationId ? s.agentStatusesIn(conversationId) : [];
@@ -105,6 +120,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
         onNewMessage={() => setDialog('newMessage')}
         onPeople={() => setDialog('people')}
         onProfile={() => setDialog('profile')}
+        onBrowse={s.features.teamChat ? () => setDialog('browse') : undefined}
       />
       {sidebarOpen ? <div class="backdrop" aria-hidden="true" onClick={() => setSidebarOpen(false)} /> : null}
       <main id="conversation" tabIndex={-1} class="conversation" aria-label={conversationId ? conversationTitle(client, conversationId) : 'No conversation'}>
@@ -117,6 +133,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
             <>
               <h1>{conversationTitle(client, conversationId)}</h1>
               {channel?.is_private ? <span class="tag">private</span> : null}
+              {archived ? <span class="tag">archived</span> : null}
               {channel?.description ? <span class="muted desc">{channel.description}</span> : null}
               <span class="spacer" />
               {channel && !member ? (
@@ -124,7 +141,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
                   Join channel
                 </button>
               ) : null}
-              {channel && member ? (
+              {channel && member && !archived ? (
                 <button class="btn small" onClick={() => void client.removeMember(channel.id, s.me!.id).catch((err) => setError(errorMessage(err)))}>
                   Leave
                 </button>
@@ -134,7 +151,12 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
                   Members
                 </button>
               ) : null}
-              {channel && (member || client.isAdmin()) ? (
+              {s.features.teamChat ? (
+                <button class="btn small" aria-expanded={panel === 'pins'} onClick={() => setPanel(panel === 'pins' ? null : 'pins')}>
+                  Pins
+                </button>
+              ) : null}
+              {channel && (member || client.isAdmin()) && !archived ? (
                 <button class="btn small" onClick={() => setDialog('channelSettings')}>Channel settings</button>
               ) : null}
               <button
@@ -161,7 +183,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
             <p class="typing" aria-live="polite">
               {typingLine}
             </p>
-            {member ? <Composer key={conversationId} conversationId={conversationId} threadId={null} focusRequest={focusComposer} label={`Message ${conversationTitle(client, conversationId)}`} /> : <p class="muted join-hint">Join the channel to post.</p>}
+            {archived && channel ? <ArchivedNotice channelId={channel.id} /> : member ? <Composer key={conversationId} conversationId={conversationId} threadId={null} focusRequest={focusComposer} label={`Message ${conversationTitle(client, conversationId)}`} /> : <p class="muted join-hint">Join the channel to post.</p>}
           </>
         ) : (
           <div class="empty">
@@ -179,7 +201,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
             <MessageItem message={thread} grouped={false} inThread />
           </div>
           <Timeline timelineKey={threadKey(thread.id)} conversationId={conversationId} inThread />
-          <Composer key={thread.id} conversationId={conversationId} threadId={thread.id} label="Reply in thread" />
+          {archived ? null : <Composer key={thread.id} conversationId={conversationId} threadId={thread.id} label="Reply in thread" />}
         </aside>
       ) : null}
       {search ? (
@@ -195,6 +217,10 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
         />
       ) : null}
       {panel === 'members' && channel ? <MembersPanel channelId={channel.id} onClose={() => setPanel(null)} /> : null}
+      <Suspense fallback={null}>
+        {panel === 'pins' && conversationId && known ? <PinsPanel conversationId={conversationId} onClose={() => setPanel(null)} onJump={jumpToMessage} /> : null}
+        {dialog === 'browse' ? <BrowseChannels onClose={() => setDialog(null)} onOpen={open} /> : null}
+      </Suspense>
       {dialog === 'create' ? <CreateChannel onClose={() => setDialog(null)} onCreated={open} /> : null}
       {dialog === 'switcher' ? <Switcher onClose={() => setDialog(null)} onPick={open} /> : null}
       {dialog === 'newMessage' ? <NewMessage onClose={() => setDialog(null)} onOpen={open} /> : null}
@@ -218,6 +244,26 @@ function NotificationsPrompt() {
       <button class="btn btn-primary small" onClick={() => void client.enableNotifications()}>Turn on notifications</button>{' '}
       <button class="btn small" onClick={() => client.disableNotifications()}>Not now</button>
     </p>
+  );
+}
+
+/** In place of the composer of an archived channel (level 3): it is read-only; those allowed can unarchive it here. */
+function ArchivedNotice({ channelId }: { channelId: string }) {
+  const client = useStore();
+  const channel = client.store.channels.get(channelId)!;
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <div class="archived-notice" role="status">
+      <p>
+        This channel was archived on {new Date(channel.archived_at!).toLocaleDateString()}. You can read it, but nobody can post, react or pin here.{' '}
+        {client.team.mayArchive(channel) ? (
+          <button class="btn small" onClick={() => void client.team.setArchived(channelId, false).then(() => setError(null), (err) => setError(errorMessage(err)))}>
+            Unarchive
+          </button>
+        ) : null}
+      </p>
+      {error ? <p class="error" role="alert">{error}</p> : null}
+    </div>
   );
 }
 

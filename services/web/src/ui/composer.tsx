@@ -7,9 +7,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage, uploadFile } from '../lib/api.js';
 import { draftKey, loadDraft, saveDraft } from '../lib/drafts.js';
 import { mentionDoc, mentionedIn } from '../lib/mentions.js';
+import { mentionCandidates, type MentionCandidate } from '../lib/mention-candidates.js';
 import { EmojiPicker } from './emoji-picker.js';
-import type { User } from '../lib/types.js';
-import { displayName, useClient } from './context.js';
+import { useClient } from './context.js';
 import { Icon } from './icons.js';
 import { ScheduledIndicator, ScheduleSend } from './schedule-send.js';
 
@@ -54,10 +54,8 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
     return () => (window.removeEventListener('pagehide', flush), flush());
   }, [storageKey]);
 
-  const candidates =
-    query === null
-      ? []
-      : [...client.store.users.values()].filter((u) => u.name.toLowerCase().startsWith(query.toLowerCase()) || displayName(u).toLowerCase().startsWith(query.toLowerCase())).slice(0, 6);
+  // People; at level 3 also @here, @channel and user groups (lib/mention-candidates.ts).
+  const candidates = query === null ? [] : mentionCandidates(query, client.store.users.values(), client.store.features.teamChat ? client.store.team.groups.values() : null);
 
   const send = async () => {
     const content = text.trim();
@@ -89,9 +87,9 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
     }
   };
 
-  const pick = (u: User) => {
+  const pick = (c: MentionCandidate) => {
     const el = area.current!;
-    const before = text.slice(0, el.selectionStart).replace(/@([^\s@]*)$/, `@${u.name} `);
+    const before = text.slice(0, el.selectionStart).replace(/@([^\s@]*)$/, `@${c.insert} `);
     setText(before + text.slice(el.selectionStart));
     setQuery(null);
   };
@@ -129,9 +127,9 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
       ) : null}
       {candidates.length ? (
         <ul class="mention-list" role="listbox" id={listId} aria-label="Mention someone">
-          {candidates.map((u, i) => (
-            <li key={u.id} id={`${listId}-${i}`} role="option" aria-selected={i === active} class={i === active ? 'active' : ''} onMouseDown={(e) => (e.preventDefault(), pick(u))}>
-              {displayName(u)} <span class="muted">@{u.name}</span>
+          {candidates.map((c, i) => (
+            <li key={c.key} id={`${listId}-${i}`} role="option" aria-selected={i === active} class={i === active ? 'active' : ''} onMouseDown={(e) => (e.preventDefault(), pick(c))}>
+              {c.label} <span class="muted">{c.hint}</span>
             </li>
           ))}
         </ul>

@@ -4,12 +4,12 @@
 // classes, never style attributes.
 import type { ComponentChildren, JSX } from 'preact';
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { replaceShortcodes } from '../lib/emoji.js';
 import { errorMessage } from '../lib/api.js';
 import { safeUrl } from '../lib/links.js';
 import type { DocNode, Message } from '../lib/types.js';
 import { displayName, useClient } from './context.js';
 import { contentToHtml } from './markdown.js';
+import { EmojiText } from './emoji-glyph.js';
 
 export function MessageBody({ message }: { message: Message }) {
   const doc = message.content_json;
@@ -74,7 +74,7 @@ export function ExternalLink({ href, children, class: cls }: { href: unknown; ch
 
 function Text({ node }: { node: DocNode }) {
   const code = node.marks?.some((m) => m.type === 'code');
-  let out: ComponentChildren = code ? node.text ?? '' : replaceShortcodes(node.text ?? '');
+  let out: ComponentChildren = code ? node.text ?? '' : <EmojiText text={node.text ?? ''} />;
   for (const mark of node.marks ?? []) {
     if (mark.type === 'bold' || mark.type === 'strong') out = <strong>{out}</strong>;
     else if (mark.type === 'italic' || mark.type === 'em') out = <em>{out}</em>;

@@ -3,6 +3,8 @@
 // lib/links.ts, as a second defence. content_json never goes through here.
 import DOMPurify from 'dompurify';
 import { emojiLoaded, hasShortcode, replaceShortcodes } from '../lib/emoji.js';
+import { customEmojiVersion, hasCustomEmoji } from '../lib/custom-emoji.js';
+import { emojifyCustom } from './emoji-glyph.js';
 import { safeUrl } from '../lib/links.js';
 import { md } from '../lib/markdown.js';
 
@@ -62,16 +64,20 @@ export function plainText(content: string, doc?: { content?: unknown[] } | null,
   const box = document.createElement('div');
   // DOMPurify's output (contentToHtml), read back as text only.
   box.innerHTML = contentToHtml(content).replace(/<\/(p|li|h[1-6]|pre|blockquote)>|<br\s*\/?>/g, '$& ');
+  // A custom emoji (level 3) reads as its shortcode.
+  for (const img of box.querySelectorAll<HTMLImageElement>('img.custom-emoji')) img.replaceWith(img.alt);
   return (box.textContent ?? '').replace(/\s+/g, ' ').trim();
 }
 
 export function contentToHtml(content: string): string {
-  const key = `${emojiLoaded() ? 'e' : 'n'}${content}`;
+  // Drawn again when the emoji data or the workspace's custom emoji (level 3) arrive.
+  const key = `${emojiLoaded() ? 'e' : 'n'}${customEmojiVersion()}:${content}`;
   const hit = cache.get(key);
   if (hit !== undefined) return hit;
   const html = looksLikeHtml(content) ? content : md.render(content);
   const fragment = DOMPurify.sanitize(html, { ...PURIFY, RETURN_DOM_FRAGMENT: true });
   if (hasShortcode(content)) emojify(fragment);
+  if (hasCustomEmoji() && hasShortcode(content)) emojifyCustom(fragment);
   const box = document.createElement('div');
   box.append(fragment);
   if (cache.size > 5000) cache.clear();

@@ -11,13 +11,16 @@ import { Dialog } from './dialog.js';
 import { EmojiPicker } from './emoji-picker.js';
 import { Lightbox } from './lightbox.js';
 import { avatarFileId, sameOriginPath, type AxidClient } from '../lib/client.js';
-import { emojiFor, reactionChar } from '../lib/emoji.js';
+import { emojiFor } from '../lib/emoji.js';
+import { ReactionGlyph } from './emoji-glyph.js';
 import { displayName, useClient } from './context.js';
 import { CopyButton } from './copy-button.js';
 import { Icon } from './icons.js';
 import { permalink } from '../lib/routes.js';
 import { REMINDER_METADATA_TYPE } from '../lib/later.js';
 import { ReminderNote, RemindMeButton } from './remind-me.js';
+import { isArchived } from '../lib/team-chat.js';
+import { PinButton, PinnedMark } from './pins.js';
 
 const AVATAR_COLOURS = 10;
 
@@ -103,6 +106,8 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
   const full = new Date(message.created_at).toLocaleString();
   // The message a permalink or search result opened.
   const highlighted = client.highlight?.id === message.id;
+  // Level 3: an archived channel is read-only, so its writing actions are not offered.
+  const readOnly = isArchived(store.channels.get(message.channel_id));
 
   return (
     <article
@@ -125,6 +130,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
             </time>
           </header>
         )}
+        {message.pinned_at ? <PinnedMark message={message} /> : null}
         {editing ? (
           <form
             class="edit"
@@ -192,11 +198,12 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
               key={r.emoji}
               class={`reaction${r.user_ids.includes(me.id) ? ' mine' : ''}`}
               tabIndex={-1}
+              disabled={readOnly}
               aria-pressed={r.user_ids.includes(me.id)}
               title={`${r.user_ids.map((id) => displayName(store.users.get(id))).join(', ')} reacted with :${r.emoji}:`}
               onClick={act(() => client.toggleReaction(message, r.emoji))}
             >
-              {reactionChar(r.emoji)} <span class="count">{r.count}</span>
+              <ReactionGlyph emoji={r.emoji} /> <span class="count">{r.count}</span>
             </button>
           ))}
         </div>
@@ -209,12 +216,13 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
       </div>
       {message.state === 'sent' ? (
         <div class="toolbar" role="toolbar" aria-label="Message actions">
-          <button tabIndex={-1} aria-label="Add reaction" title="Add reaction" onClick={() => setPicker(!picker)}><Icon name="smile" /></button>
-          {!inThread ? <button tabIndex={-1} aria-label="Reply in thread" title="Reply in thread" onClick={() => void client.openThreadOf(message.id)}><Icon name="reply" /></button> : null}
+          {readOnly ? null : <button tabIndex={-1} aria-label="Add reaction" title="Add reaction" onClick={() => setPicker(!picker)}><Icon name="smile" /></button>}
+          {!inThread && !readOnly ? <button tabIndex={-1} aria-label="Reply in thread" title="Reply in thread" onClick={() => void client.openThreadOf(message.id)}><Icon name="reply" /></button> : null}
           <CopyButton text={permalink(location.origin, message)} label="Copy link" glyph="link" tabIndex={-1} />
           {store.features.later ? <RemindMeButton message={message} /> : null}
-          {mine ? <button tabIndex={-1} aria-label="Edit message" title="Edit" onClick={() => (setDraft(message.content), setEditing(true))}><Icon name="pencil" /></button> : null}
-          {mine || client.isAdmin() ? (
+          {readOnly ? null : <PinButton message={message} onError={setError} />}
+          {mine && !readOnly ? <button tabIndex={-1} aria-label="Edit message" title="Edit" onClick={() => (setDraft(message.content), setEditing(true))}><Icon name="pencil" /></button> : null}
+          {(mine || client.isAdmin()) && !readOnly ? (
             <button tabIndex={-1} aria-label="Delete message" title="Delete" onClick={act(async () => (confirm('Delete this message?') ? client.remove(message) : undefined))}>
               <Icon name="trash" />
             </button>

@@ -14,13 +14,18 @@ import { PasswordForm, PasswordResetLink, SignInLink } from './password.js';
 import { EmailNotifications } from './email-settings.js';
 const SlackImport = lazy(() => import('./slack-import.js').then((m) => m.SlackImport));
 
-type Tab = 'keys' | 'prefs' | 'people' | 'webhooks' | 'workspace' | 'import';
+type Tab = 'keys' | 'prefs' | 'people' | 'webhooks' | 'workspace' | 'groups' | 'emoji' | 'import';
+
+// Level 3's user groups and custom emoji (ui/team-settings.tsx), loaded when their tab opens.
+const UserGroups = lazy(() => import('./team-settings.js').then((m) => ({ default: m.UserGroups })));
+const CustomEmojiSettings = lazy(() => import('./team-settings.js').then((m) => ({ default: m.CustomEmojiSettings })));
 
 export function Settings({ navigate }: { navigate(path: string): void }) {
   const client = useStore();
   const admin = client.isAdmin();
   const [tab, setTab] = useState<Tab>('keys');
-  const tabs: [Tab, string][] = [['keys', 'API keys'], ['prefs', 'Preferences'], ...(admin ? ([['people', 'People and agents'], ['webhooks', 'Incoming webhooks'], ['workspace', 'Workspace']] as [Tab, string][]) : [])];
+  const team: [Tab, string][] = client.store.features.teamChat ? [['groups', 'User groups'], ['emoji', 'Custom emoji']] : [];
+  const tabs: [Tab, string][] = [['keys', 'API keys'], ['prefs', 'Preferences'], ...team, ...(admin ? ([['people', 'People and agents'], ['webhooks', 'Incoming webhooks'], ['workspace', 'Workspace']] as [Tab, string][]) : [])];
   // Only owners import (POST /imports/slack answers admins 403).
   if (client.store.features.imports && client.store.me?.role === 'owner') tabs.push(['import', 'Import from Slack']);
   return (
@@ -39,11 +44,12 @@ export function Settings({ navigate }: { navigate(path: string): void }) {
         ))}
       </div>
       <section role="tabpanel" id={`section-${tab}`} aria-labelledby={`tab-${tab}`} class="section">
-        {tab === 'keys' ? <Keys /> : tab === 'prefs' ? <Preferences /> : tab === 'people' ? <People /> : tab === 'webhooks' ? <Webhooks /> : tab === 'import' ? (
+        {tab === 'keys' ? <Keys /> : tab === 'prefs' ? <Preferences /> : tab === 'people' ? <People /> : tab === 'webhooks' ? <Webhooks /> : tab === 'workspace' ? <WorkspaceForm /> : (
+          // Level 3's screens, each loaded when its tab first opens.
           <Suspense fallback={<div class="skeleton line w60" role="status" aria-label="Loading" />}>
-            <SlackImport />
+            {tab === 'groups' ? <UserGroups /> : tab === 'emoji' ? <CustomEmojiSettings /> : <SlackImport />}
           </Suspense>
-        ) : <WorkspaceForm />}
+        )}
       </section>
     </div>
   );

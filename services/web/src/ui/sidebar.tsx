@@ -49,10 +49,11 @@ function Badge({ id }: { id: string }) {
   );
 }
 
-export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onNewMessage, onPeople, onProfile }: { current: string | null; onOpen(id: string): void; onCreate(): void; onSwitcher(): void; onSettings(): void; onNewMessage(): void; onPeople(): void; onProfile(): void }) {
+export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onNewMessage, onPeople, onProfile, onBrowse }: { current: string | null; onOpen(id: string): void; onCreate(): void; onSwitcher(): void; onSettings(): void; onNewMessage(): void; onPeople(): void; onProfile(): void; onBrowse?: () => void }) {
   const client = useStore();
   const s = client.store;
-  const channels = [...s.channels.values()].sort((a, b) => a.name.localeCompare(b.name));
+  // An archived channel (level 3) is listed only while it is open, as Slack does: Browse channels finds it.
+  const channels = [...s.channels.values()].filter((c) => !c.archived_at || c.id === current).sort((a, b) => a.name.localeCompare(b.name));
   const mine = channels.filter((c) => s.memberOf.has(c.id));
   const tops = mine.filter((c) => !c.parent_channel_id || !s.memberOf.has(c.parent_channel_id));
   const others = channels.filter((c) => !s.memberOf.has(c.id));
@@ -96,6 +97,8 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
       </button>
       <button class="btn small people-btn" onClick={onPeople}>People</button>
       {s.features.later ? <LaterButton /> : null}
+      {/* Level 3: every channel, archived ones too (ui/browse-channels.tsx). */}
+      {onBrowse ? <button class="btn small people-btn" onClick={onBrowse}>Browse channels</button> : null}
       <h2>
         Channels <button class="icon" aria-label="Create a channel" title="Create a channel" onClick={onCreate}>+</button>
       </h2>
