@@ -21,9 +21,11 @@ export interface Features {
   serverPrefs: boolean;
   /** `around`, `after` and prev_cursor on history lists: a permalink opens a page around its message, however far back. */
   historyAround: boolean;
+  /** Agents at home (docs/bots.md): suggested prompts, slash commands, ephemeral replies, feedback and approvals, scoped keys. */
+  agents: boolean;
 }
 
 export function featuresFor(level: number): Features {
   const three = level >= 3;
-  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three, serverPrefs: three };
+  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three, serverPrefs: three, agents: three };
 }

@@ -16,6 +16,8 @@ import { MessageItem } from './message.js';
 import { connectionLabel, conversationTitle, Sidebar } from './sidebar.js';
 import { Timeline } from './timeline.js';
 import { Icon } from './icons.js';
+import { SuggestedPrompts } from './agent-prompts.js';
+import { EphemeralMessages } from './ephemeral.js';
 
 export function Chat({ conversationId, messageId, navigate }: { conversationId: string | null; messageId: string | null; navigate(path: string): void }) {
   const client = useStore();
@@ -158,6 +160,9 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
         {conversationId && known ? (
           <>
             <Timeline timelineKey={conversationId} conversationId={conversationId} />
+            {/* Level 3 agents: prompts in an empty DM with one, and what only this person sees. */}
+            <SuggestedPrompts conversationId={conversationId} />
+            <EphemeralMessages timelineKey={conversationId} />
             <p class="typing" aria-live="polite">
               {typingLine}
             </p>
@@ -179,6 +184,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
             <MessageItem message={thread} grouped={false} inThread />
           </div>
           <Timeline timelineKey={threadKey(thread.id)} conversationId={conversationId} inThread />
+          <EphemeralMessages timelineKey={threadKey(thread.id)} />
           <Composer key={thread.id} conversationId={conversationId} threadId={thread.id} label="Reply in thread" />
         </aside>
       ) : null}

@@ -8,6 +8,7 @@ import { replaceShortcodes } from '../lib/emoji.js';
 import { errorMessage } from '../lib/api.js';
 import { safeUrl } from '../lib/links.js';
 import type { DocNode, Message } from '../lib/types.js';
+import { ApprovalBlock, FeedbackBlock } from './agent-blocks.js';
 import { displayName, useClient } from './context.js';
 import { contentToHtml } from './markdown.js';
 
@@ -224,6 +225,11 @@ function Block({ node, message }: { node: DocNode; message: Message }) {
           {p.state ? <span class="pill">{str(p.state)}</span> : null}
         </ExternalLink>
       );
+    // Level 3 agent blocks, answered by their readers (agent-blocks.tsx).
+    case 'feedback_buttons':
+      return <FeedbackBlock props={p} message={message} />;
+    case 'approval_request':
+      return <ApprovalBlock props={p} message={message} />;
     default:
       return null;
   }

@@ -9,6 +9,7 @@ import { displayName, useStore } from './context.js';
 import { CopyButton, ShownOnce } from './copy-button.js';
 import { Invites } from './invites.js';
 import { PasswordForm, PasswordResetLink, SignInLink } from './password.js';
+import { KeyLimitsFields, KeyLimitsShown, limitsBody, type KeyLimits } from './key-limits.js';
 
 type Tab = 'keys' | 'prefs' | 'people' | 'webhooks' | 'workspace';
 
@@ -110,12 +111,15 @@ function Keys() {
   const [name, setName] = useState('');
   const [days, setDays] = useState('30');
   const [secret, setSecret] = useState<string | null>(null);
+  // Level 3: the new key's scopes and conversations (key-limits.tsx).
+  const [limits, setLimits] = useState<KeyLimits>({ scopes: [], conversationIds: [] });
   const create = async (e: Event) => {
     e.preventDefault();
     try {
-      const k = await data(client.api.POST('/api/v1/api-keys', { body: { name, ...(days ? { expires_at: inDays(Number(days)) } : {}) } }));
+      const k = await data(client.api.POST('/api/v1/api-keys', { body: { name, ...(days ? { expires_at: inDays(Number(days)) } : {}), ...limitsBody(limits) } }));
       setSecret(k.key ?? null);
       setName('');
+      setLimits({ scopes: [], conversationIds: [] });
       void reload();
     } catch (err) {
       setError(errorMessage(err));
@@ -154,6 +158,12 @@ function Keys() {
             <option value="">never</option>
           </select>
         </label>
+        {client.store.features.agents ? (
+          <details class="key-limits-details">
+            <summary>Limit what the key can do{limits.scopes.length + limits.conversationIds.length ? ` (${[...limits.scopes, ...(limits.conversationIds.length ? [`${limits.conversationIds.length} conversation${limits.conversationIds.length === 1 ? '' : 's'}`] : [])].join(', ')})` : ''}</summary>
+            <KeyLimitsFields value={limits} onChange={setLimits} />
+          </details>
+        ) : null}
         <button class="btn btn-primary" type="submit">Create key</button>
       </form>
       <Errors error={error} />
@@ -164,8 +174,7 @@ function Keys() {
               {k.name}
               {k.id === client.session?.keyId ? <span class="tag">this browser</span> : null}
               {/* A scoped key's limits (level 3; docs/security.md, "Scopes"): absent at level 2 and on keys without them. */}
-              {k.scopes ? <span class="tag">{k.scopes.join(', ')}</span> : null}
-              {k.conversation_ids ? <span class="tag">{k.conversation_ids.length === 1 ? '1 conversation' : `${k.conversation_ids.length} conversations`}</span> : null}
+              <KeyLimitsShown apiKey={k} />
             </td>
             <td><code>{k.prefix}</code></td>
             <td>{date(k.created_at)}</td>
