@@ -310,6 +310,8 @@ describe('web app: agents (level 3)', function () {
     const owner = (await ws.owner.get('/api/v1/users/me')).body.data as { name: string };
     expect(await native.innerText()).not.to.include(owner.name);
     await app.page.getByRole('article', { name: /^Release train: Released/ }).waitFor();
+    // The icon emoji's glyph from the fallback font, before the picture is taken.
+    await app.page.evaluate(() => document.fonts.load('20px "Noto Emoji"', '🚀').then(() => undefined));
     const problems: string[] = [];
     await axeAt(app.page, 'hook desktop', problems);
     await screenshot(app.page, 'agents-hook-posts');

@@ -9,7 +9,10 @@ import { displayName, useStore } from './context.js';
 import { CopyButton, ShownOnce } from './copy-button.js';
 import { Invites } from './invites.js';
 import { PasswordForm, PasswordResetLink, SignInLink } from './password.js';
-import { KeyLimitsFields, KeyLimitsShown, limitsBody, type KeyLimits } from './key-limits.js';
+import { Suspense, lazy } from 'preact/compat';
+import { KeyLimitsShown, limitsBody, type KeyLimits } from './key-limits.js';
+// The form's scopes and conversations (level 3) load when the person opens them.
+const KeyLimitsFields = lazy(() => import('./key-limits-form.js').then((m) => ({ default: m.KeyLimitsFields })));
 
 type Tab = 'keys' | 'prefs' | 'people' | 'webhooks' | 'workspace';
 
@@ -113,6 +116,7 @@ function Keys() {
   const [secret, setSecret] = useState<string | null>(null);
   // Level 3: the new key's scopes and conversations (key-limits.tsx).
   const [limits, setLimits] = useState<KeyLimits>({ scopes: [], conversationIds: [] });
+  const [limitsOpen, setLimitsOpen] = useState(false);
   const create = async (e: Event) => {
     e.preventDefault();
     try {
@@ -159,9 +163,13 @@ function Keys() {
           </select>
         </label>
         {client.store.features.agents ? (
-          <details class="key-limits-details">
+          <details class="key-limits-details" onToggle={(e) => setLimitsOpen(e.currentTarget.open)}>
             <summary>Limit what the key can do{limits.scopes.length + limits.conversationIds.length ? ` (${[...limits.scopes, ...(limits.conversationIds.length ? [`${limits.conversationIds.length} conversation${limits.conversationIds.length === 1 ? '' : 's'}`] : [])].join(', ')})` : ''}</summary>
-            <KeyLimitsFields value={limits} onChange={setLimits} />
+            {limitsOpen ? (
+              <Suspense fallback={<p class="muted">Loading…</p>}>
+                <KeyLimitsFields value={limits} onChange={setLimits} />
+              </Suspense>
+            ) : null}
           </details>
         ) : null}
         <button class="btn btn-primary" type="submit">Create key</button>
