@@ -301,7 +301,7 @@ describe('web app: agents (level 3)', function () {
     const hook = expectOk(await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: ch.id, name: 'CI pipeline' }), 201).data as { id: string };
     const anonymous = new Client(s.url);
     expectOk(await anonymous.post(`/hooks/${hook.id}`, { content: 'Build 42 **passed**' }), 201);
-    expect((await anonymous.post(`/hooks/compat/${hook.id}`, { text: 'Released', username: 'Release train', icon_emoji: ':rocket:' })).status).to.equal(200);
+    expect((await anonymous.post(`/hooks/compat/${hook.id}`, { text: 'Disk 90% full', username: 'Disk alerts', icon_emoji: ':warning:' })).status).to.equal(200);
     const app = await signedIn(b, s.url, ws.ownerKey, `/c/${ch.id}`);
     const native = app.page.getByRole('article', { name: /^CI pipeline: Build 42/ });
     await native.waitFor();
@@ -309,9 +309,9 @@ describe('web app: agents (level 3)', function () {
     expect(await native.locator('header .badge').allTextContents()).to.deep.equal(['app']);
     const owner = (await ws.owner.get('/api/v1/users/me')).body.data as { name: string };
     expect(await native.innerText()).not.to.include(owner.name);
-    await app.page.getByRole('article', { name: /^Release train: Released/ }).waitFor();
+    await app.page.getByRole('article', { name: /^Disk alerts: Disk 90% full/ }).waitFor();
     // The icon emoji's glyph from the fallback font, before the picture is taken.
-    await app.page.evaluate(() => document.fonts.load('20px "Noto Emoji"', '🚀').then(() => undefined));
+    await app.page.evaluate(() => document.fonts.load('20px "Noto Emoji"', '⚠').then(() => undefined));
     const problems: string[] = [];
     await axeAt(app.page, 'hook desktop', problems);
     await screenshot(app.page, 'agents-hook-posts');
