@@ -9,7 +9,8 @@ import type { Stack } from '../../services/stack.js';
 import { Client } from '../support/client.js';
 import { expectOk } from '../support/expect.js';
 import { openRaw, type RawStream } from '../support/sse.js';
-import { level3Stack, newWorkspace, uniqueName, type TestWorkspace } from '../support/stack.js';
+import { level3Stack, newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
+import { commandQuery, matchCommands, parseCommand } from '../../services/web/src/lib/agents.js';
 import { axeProblems, screenshot, signedIn, suiteBrowser } from './browser.js';
 
 const PHONE = { width: 390, height: 844 };
@@ -198,6 +199,10 @@ describe('web app: agents (level 3)', function () {
     await box.press('Enter');
     await page.getByRole('alert').filter({ hasText: '/deplyo is not a command in this workspace' }).waitFor();
     expect(await box.inputValue()).to.equal('/deplyo now');
+    // As the refusal says: a space before the / posts the text as a message.
+    await box.fill(' /deplyo now');
+    await box.press('Enter');
+    await page.getByRole('article', { name: /\/deplyo now/ }).and(page.locator('[data-state="sent"]')).waitFor();
 
     // Where the agent is not a member, the API's 404 becomes a reason.
     await page.goto(`/c/${elsewhere.id}`);
@@ -320,3 +325,41 @@ describe('web app: agents (level 3)', function () {
   });
 });
 
+
+describe('web app: agents, the rules without a browser', () => {
+  it('completes a command only while its name is typed at the start; a command is its name and the rest', () => {
+    expect(commandQuery('/')).to.equal('');
+    expect(commandQuery('/De')).to.equal('de');
+    expect(commandQuery('/deploy ')).to.equal(null);
+    expect(commandQuery('say /deploy')).to.equal(null);
+    expect(parseCommand('/deploy  staging now ')).to.deep.equal({ name: 'deploy', text: 'staging now' });
+    expect(parseCommand('/rollback')).to.deep.equal({ name: 'rollback', text: '' });
+    expect(parseCommand('/usr/bin is a path')).to.equal(null);
+    expect(parseCommand(' /deploy now')).to.equal(null);
+    expect(parseCommand('hello /deploy')).to.equal(null);
+    const commands = ['rollback', 'deploy', 'deploy-prod'].map((name) => ({ name, description: '', usage: null, user_id: 'u' }));
+    expect(matchCommands(commands, 'dep').map((c) => c.name)).to.deep.equal(['deploy', 'deploy-prod']);
+    expect(matchCommands(commands, '').map((c) => c.name)).to.deep.equal(['deploy', 'deploy-prod', 'rollback']);
+  });
+});
+
+describe('web app: agents at level 2', function () {
+  this.timeout(120_000);
+  const b = suiteBrowser();
+
+  it('offers no commands and posts text starting with / as a message; keys have no limits to choose', async () => {
+    const ws = await newWorkspace(stack());
+    const ch = await channelWith(ws, []);
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const box = app.page.getByRole('textbox', { name: `Message #${ch.name}` });
+    await box.click();
+    await box.pressSequentially('/deploy now');
+    expect(await app.page.getByRole('listbox', { name: 'Commands' }).count()).to.equal(0);
+    await box.press('Enter');
+    await app.page.getByRole('article', { name: /\/deploy now/ }).and(app.page.locator('[data-state="sent"]')).waitFor();
+    await app.page.goto('/settings');
+    await app.page.getByRole('button', { name: 'Create key' }).waitFor();
+    expect(await app.page.getByText('Limit what the key can do').count()).to.equal(0);
+    app.assertClean();
+  });
+});

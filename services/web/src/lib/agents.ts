@@ -16,9 +16,9 @@ export function commandQuery(text: string): string | null {
   return m ? m[1]!.toLowerCase() : null;
 }
 
-/** `/deploy staging now` → the command and its text, when the box starts with a command name. */
+/** `/deploy staging now` → the command and its text, when the box starts with a command name (a space before the `/` makes it a message). */
 export function parseCommand(text: string): { name: string; text: string } | null {
-  const m = /^\/([a-z0-9-]{1,32})(?:\s+([\s\S]*))?$/i.exec(text.trim());
+  const m = /^\/([a-z0-9-]{1,32})(?:\s+([\s\S]*))?$/i.exec(text.trimEnd());
   return m ? { name: m[1]!.toLowerCase(), text: (m[2] ?? '').trim() } : null;
 }
 

@@ -68,7 +68,8 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
     const content = text.trim();
     if (!content) return;
     try {
-      const done = await runCommand(client, { conversationId, threadId, text: content });
+      // The text as typed: a space before the `/` posts it as a message.
+      const done = await runCommand(client, { conversationId, threadId, text });
       if (done !== null) {
         setText('');
         saveDraft(client.storage, storageKey, '');
