@@ -288,7 +288,7 @@ describe('web app: agents (level 3)', function () {
       await page.getByTestId('secret').waitFor();
       const row = page.getByRole('row').filter({ hasText: keyName });
       await row.getByText('read, messages:write').waitFor();
-      await row.getByText(`#${ch.name}`).waitFor();
+      await row.getByText(`1 conversation: #${ch.name}`).waitFor();
       if (tag === 'desktop') await screenshot(page, 'agents-key-list');
       app.assertClean();
       await app.context.close();

@@ -18,7 +18,7 @@ export function limitsBody(l: KeyLimits): { scopes?: Scope[]; conversation_ids?:
   return { ...(l.scopes.length ? { scopes: l.scopes } : {}), ...(l.conversationIds.length ? { conversation_ids: l.conversationIds } : {}) };
 }
 
-/** A key's limits in its row: its scopes, and the names of the conversations it reaches. */
+/** A key's limits in its row: its scopes, and how many conversations it reaches (named, up to three). */
 export function KeyLimitsShown({ apiKey }: { apiKey: ApiKey }) {
   const client = useStore();
   const ids = apiKey.conversation_ids;
@@ -27,7 +27,8 @@ export function KeyLimitsShown({ apiKey }: { apiKey: ApiKey }) {
       {apiKey.scopes ? <span class="tag" title="Scopes">{apiKey.scopes.join(', ')}</span> : null}
       {ids ? (
         <span class="tag" title="The only conversations this key reaches">
-          {ids.length > 3 ? `${ids.length} conversations` : ids.map((id) => (client.store.isConversation(id) ? conversationTitle(client, id) : 'a conversation')).join(', ')}
+          {ids.length === 1 ? '1 conversation' : `${ids.length} conversations`}
+          {ids.length <= 3 ? `: ${ids.map((id) => (client.store.isConversation(id) ? conversationTitle(client, id) : 'one you cannot see')).join(', ')}` : null}
         </span>
       ) : null}
     </>
