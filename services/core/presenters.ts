@@ -14,6 +14,7 @@ import { AGENTS_AT_HOME } from './agents/agents.schemas.js';
 import { TEAM_CHANNELS, channelPresenter, type ChannelObject, type ChannelRow } from './channels/channels.presenter.js';
 import { READ_STATE } from './read-state/read-state.schemas.js';
 import { EMAIL } from './email/email.mailer.js';
+import { HOOK_NAMES } from './webhooks/webhooks.presenter.js';
 import { SEARCH } from './search/search.schemas.js';
 import { userPresenterTo, type PresentUserTo } from './users/users.presenter.js';
 import { workspacePresenter, type WorkspaceObject, type WorkspaceRow } from './workspaces/workspaces.presenter.js';
@@ -47,6 +48,8 @@ export interface Presenters {
   archivedChannels: boolean;
   /** Whether mail is sent where SMTP is configured (contract §14): level 2 sends none. */
   email: boolean;
+  /** Whether a hook's posts carry its name in `display.username` (webhooks.presenter.ts). */
+  hookNames: boolean;
 }
 
 export const presentersAt = (level: FeatureLevel): Presenters => ({
@@ -64,6 +67,7 @@ export const presentersAt = (level: FeatureLevel): Presenters => ({
   channel: channelPresenter(level),
   archivedChannels: existsAt(TEAM_CHANNELS, level),
   email: existsAt(EMAIL, level),
+  hookNames: existsAt(HOOK_NAMES, level),
 });
 
 // The runtime carries them; shared/runtime.ts cannot name core's types, so

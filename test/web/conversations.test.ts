@@ -122,7 +122,7 @@ describe('web app: conversations keep what belongs to them', function () {
     app.assertClean();
   });
 
-  it("never hides a hook post under a person's message: its own author line, bot badge and username", async () => {
+  it("never hides a hook post under a person's message: its own author line, app badge and username", async () => {
     const ws = await newWorkspace();
     const ch = await channelWith(ws);
     const hook = await ws.owner.post('/api/v1/webhooks/incoming', { channel_id: ch.id, name: 'CI' });
@@ -138,7 +138,8 @@ describe('web app: conversations keep what belongs to them', function () {
     const post = app.page.getByRole('article', { name: /^Deploy Bot: deploy finished/ });
     await post.waitFor();
     await post.getByText('Deploy Bot', { exact: true }).waitFor();
-    await post.getByText('bot', { exact: true }).waitFor();
+    // The hook's badge (as Slack's APP), not the BOT of agents: a hook is not its creator (test/web/agents.test.ts).
+    await post.getByText('app', { exact: true }).waitFor();
     await screenshot(app.page, 'hook-post');
     app.assertClean();
   });
@@ -183,7 +184,7 @@ describe('web app: conversations keep what belongs to them', function () {
     expect((await card.getByRole('listitem').allInnerTexts()).map((t) => t.trim())).to.deep.equal(['Branch: main', 'Duration: 3m']);
     await card.getByText('CI server').waitFor();
     await post.getByText('⚡').waitFor(); // the icon_emoji as the avatar
-    await post.getByText('bot', { exact: true }).waitFor();
+    await post.getByText('app', { exact: true }).waitFor();
     await screenshot(page, 'hook-attachments');
 
     // The composer's emoji picker: a dialog with its own searchbox, the pick goes in the text, recents come first next time.

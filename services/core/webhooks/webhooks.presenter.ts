@@ -1,5 +1,13 @@
 import { z } from 'zod';
+import type { LevelSpan } from '../../../shared/feature-level.js';
 import { Timestamp, named } from '../../../shared/http/responses.js';
+
+/**
+ * A hook's posts are signed with its name from level 3: their `display.username`
+ * is the hook's name unless a compatible post names itself, so clients show the
+ * hook rather than the person who made it. Level 2 leaves `display` as sent.
+ */
+export const HOOK_NAMES: LevelSpan = { since: 3 };
 
 export interface WebhookRow {
   id: string;

@@ -126,7 +126,8 @@ async function postAsHook(
     metadata: o.metadata,
     // postMessage refuses a root that is not a top-level message of this channel.
     thread_id: o.thread_id,
-    display: o.display,
+    // Level 3: signed with the hook's name, unless a compatible post gives its own (HOOK_NAMES).
+    display: rt.presenters.hookNames ? { username: hook.name.slice(0, 80), ...o.display } : o.display,
     webhookId: hook.id,
     alsoInTransaction: o.alsoInTransaction,
   });

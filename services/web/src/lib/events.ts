@@ -16,6 +16,10 @@ export function applyEvent(store: Store, type: string, data: Record<string, unkn
     case 'agent.status':
       store.setAgentStatus(data.conversation_id as string, data.user_id as string, data.status as string, data.expires_at as string);
       break;
+    case 'message.ephemeral':
+      // Level 3: shown to this person only, below the conversation, until dismissed or the page reloads.
+      store.addEphemeral(data.message as Message);
+      break;
     case 'message.updated':
       store.upsert(data.message as Message, { live: true });
       break;

@@ -29,9 +29,11 @@ export interface Features {
   imports: boolean;
   /** docs/team-chat.md: user groups and `@here`/`@channel`, pins, browsing and archiving channels, custom emoji. */
   teamChat: boolean;
+  /** Agents at home (docs/bots.md): suggested prompts, slash commands, ephemeral replies, feedback and approvals, scoped keys. */
+  agents: boolean;
 }
 
 export function featuresFor(level: number): Features {
   const three = level >= 3;
-  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three, serverPrefs: three, later: three, emailNotifications: three, imports: three, teamChat: three };
+  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three, serverPrefs: three, later: three, emailNotifications: three, imports: three, teamChat: three, agents: three };
 }

@@ -397,6 +397,21 @@ export class Store {
     return [...(this.agentStatus.get(conversationId) ?? [])].filter(([, s]) => s.until > now).map(([userId, s]) => ({ userId, status: s.status }));
   }
 
+  // ---- ephemeral messages (level 3: message.ephemeral) ---------------------
+
+  /** Messages only this person sees, by timeline key (conversation or thread), oldest first; in memory only, so a reload forgets them, as in Slack. */
+  ephemeral = new Map<string, Message[]>();
+
+  addEphemeral(m: Message) {
+    const key = timelineKeyOf(m);
+    this.ephemeral.set(key, [...(this.ephemeral.get(key) ?? []).filter((e) => e.id !== m.id), m]);
+  }
+
+  dismissEphemeral(key: string, id: string) {
+    this.ephemeral.set(key, (this.ephemeral.get(key) ?? []).filter((e) => e.id !== id));
+    this.changed();
+  }
+
   // ---- unread --------------------------------------------------------------
 
   /** Feature level 3: the server's read mark of a conversation (lists carry it), else null. */

@@ -23,6 +23,8 @@ import type { Message } from '../lib/types.js';
 // Level 3's team chat (docs/team-chat.md): loaded when first opened, so the first load does not carry them.
 const BrowseChannels = lazy(() => import('./browse-channels.js'));
 const PinsPanel = lazy(() => import('./pins-panel.js'));
+import { SuggestedPrompts } from './agent-prompts.js';
+import { EphemeralMessages } from './ephemeral.js';
 
 export function Chat({ conversationId, messageId, navigate }: { conversationId: string | null; messageId: string | null; navigate(path: string): void }) {
   const client = useStore();
@@ -180,6 +182,9 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
         {conversationId && known ? (
           <>
             <Timeline timelineKey={conversationId} conversationId={conversationId} />
+            {/* Level 3 agents: prompts in an empty DM with one, and what only this person sees. */}
+            <SuggestedPrompts conversationId={conversationId} />
+            <EphemeralMessages timelineKey={conversationId} />
             <p class="typing" aria-live="polite">
               {typingLine}
             </p>
@@ -201,6 +206,7 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
             <MessageItem message={thread} grouped={false} inThread />
           </div>
           <Timeline timelineKey={threadKey(thread.id)} conversationId={conversationId} inThread />
+          <EphemeralMessages timelineKey={threadKey(thread.id)} />
           {archived ? null : <Composer key={thread.id} conversationId={conversationId} threadId={thread.id} label="Reply in thread" />}
         </aside>
       ) : null}

@@ -12,6 +12,8 @@ import { EmojiPicker } from './emoji-picker.js';
 import { useClient } from './context.js';
 import { Icon } from './icons.js';
 import { ScheduledIndicator, ScheduleSend } from './schedule-send.js';
+import { CommandList, runCommand, useCommandMatches } from './slash-commands.js';
+import { CommandError, type Command } from '../lib/agents.js';
 
 interface Upload {
   name: string;
@@ -30,6 +32,10 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
   const [emoji, setEmoji] = useState(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const listId = `mentions-${threadId ?? conversationId}`;
+  // Level 3: `/` offers the agents' commands (slash-commands.tsx); what a command did shows under the box.
+  const commands = useCommandMatches(client, text);
+  const commandListId = `commands-${threadId ?? conversationId}`;
+  const [note, setNote] = useState<string | null>(null);
 
   // After paint: a dialog that closed in the same render (the Ctrl+K switcher) gives focus back first.
   useEffect(() => {
@@ -60,6 +66,22 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
   const send = async () => {
     const content = text.trim();
     if (!content) return;
+    try {
+      // The text as typed: a space before the `/` posts it as a message.
+      const done = await runCommand(client, { conversationId, threadId, text });
+      if (done !== null) {
+        setText('');
+        saveDraft(client.storage, storageKey, '');
+        setNote(done);
+        setError(null);
+        return;
+      }
+    } catch (err) {
+      // The text stays, to be fixed: the refusal says what is wrong with the command.
+      setError(err instanceof CommandError ? err.message : errorMessage(err));
+      return;
+    }
+    setNote(null);
     const doc = mentionDoc(content, mentionedIn(content, client.store.users.values()));
     setText('');
     saveDraft(client.storage, storageKey, '');
@@ -85,6 +107,12 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
         setUploads((u) => u.filter((x) => x.name !== entry.name));
       }
     }
+  };
+
+  const pickCommand = (c: Command) => {
+    setText(`/${c.name} `);
+    setActive(0);
+    area.current?.focus();
   };
 
   const pick = (c: MentionCandidate) => {
@@ -125,6 +153,8 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
           }}
         />
       ) : null}
+      {note ? <p class="muted command-note" role="status">{note}</p> : null}
+      {commands.length ? <CommandList id={commandListId} matches={commands} active={Math.min(active, commands.length - 1)} onPick={pickCommand} /> : null}
       {candidates.length ? (
         <ul class="mention-list" role="listbox" id={listId} aria-label="Mention someone">
           {candidates.map((c, i) => (
@@ -141,8 +171,8 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
           value={text}
           placeholder={label}
           aria-label={label}
-          aria-controls={candidates.length ? listId : undefined}
-          aria-activedescendant={candidates.length ? `${listId}-${active}` : undefined}
+          aria-controls={commands.length ? commandListId : candidates.length ? listId : undefined}
+          aria-activedescendant={commands.length ? `${commandListId}-${Math.min(active, commands.length - 1)}` : candidates.length ? `${listId}-${active}` : undefined}
           onInput={(e) => {
             const value = e.currentTarget.value;
             setText(value);
@@ -152,6 +182,14 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
             if (value.trim()) client.typing(conversationId);
           }}
           onKeyDown={(e) => {
+            if (commands.length) {
+              const at = Math.min(active, commands.length - 1);
+              if (e.key === 'ArrowDown') return (e.preventDefault(), setActive((at + 1) % commands.length));
+              if (e.key === 'ArrowUp') return (e.preventDefault(), setActive((at - 1 + commands.length) % commands.length));
+              // Enter on a name typed in full invokes it (below); else Enter or Tab completes the chosen one.
+              const typedInFull = e.key === 'Enter' && text.trim() === `/${commands[at]!.name}`;
+              if ((e.key === 'Enter' && !typedInFull) || e.key === 'Tab') return (e.preventDefault(), pickCommand(commands[at]!));
+            }
             if (candidates.length) {
               if (e.key === 'ArrowDown') return (e.preventDefault(), setActive((active + 1) % candidates.length));
               if (e.key === 'ArrowUp') return (e.preventDefault(), setActive((active - 1 + candidates.length) % candidates.length));

@@ -3,6 +3,7 @@
 // through markdown.ts. Links and images pass lib/links.ts; variants map to
 // classes, never style attributes.
 import type { ComponentChildren, JSX } from 'preact';
+import { Suspense, lazy } from 'preact/compat';
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage } from '../lib/api.js';
 import { safeUrl } from '../lib/links.js';
@@ -150,6 +151,10 @@ export function attachmentColour(raw: unknown): string {
   return `bar-h${Math.round(hue) % 6}`;
 }
 
+// Only agents' answers carry these (level 3): loaded with the first such message, never at start.
+const FeedbackBlock = lazy(() => import('./agent-blocks.js').then((m) => ({ default: m.FeedbackBlock })));
+const ApprovalBlock = lazy(() => import('./agent-blocks.js').then((m) => ({ default: m.ApprovalBlock })));
+
 const VARIANTS = new Set(['info', 'success', 'warning', 'error']);
 const STYLES = new Set(['primary', 'secondary', 'danger']);
 
@@ -224,6 +229,11 @@ function Block({ node, message }: { node: DocNode; message: Message }) {
           {p.state ? <span class="pill">{str(p.state)}</span> : null}
         </ExternalLink>
       );
+    // Level 3 agent blocks, answered by their readers (agent-blocks.tsx).
+    case 'feedback_buttons':
+      return <Suspense fallback={null}><FeedbackBlock props={p} message={message} /></Suspense>;
+    case 'approval_request':
+      return <Suspense fallback={null}><ApprovalBlock props={p} message={message} /></Suspense>;
     default:
       return null;
   }

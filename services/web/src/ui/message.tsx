@@ -43,15 +43,16 @@ export function initials(name: string) {
   return letters.toUpperCase() || '?';
 }
 
-/** The uploaded image, a hook post's icon, else initials on the sender's colour. */
-export function Avatar({ userId, display, size = 36 }: { userId: string | null; display?: ShownMessage['display']; size?: number }) {
+/** The uploaded image, a hook post's icon, else initials on the sender's colour (a hook's posts: the hook glyph, never its creator's face). */
+export function Avatar({ userId, display, size = 36, webhook = false }: { userId: string | null; display?: ShownMessage['display']; size?: number; webhook?: boolean }) {
   const client = useClient();
   const user = userId ? client.store.users.get(userId) : undefined;
   const name = display?.username || displayName(user);
-  const src = avatarSrc(client, display ? display.icon_url ?? (display.username ? null : user?.avatar_url) : user?.avatar_url);
+  const src = avatarSrc(client, webhook ? display?.icon_url : display ? display.icon_url ?? (display.username ? null : user?.avatar_url) : user?.avatar_url);
   if (src) return <img class={`avatar s${size}`} src={src} alt="" referrerpolicy="no-referrer" />;
   const emoji = display?.icon_emoji ? emojiFor(display.icon_emoji.slice(1, -1)) : null;
   if (emoji) return <span class={`avatar s${size} emoji-avatar`} aria-hidden="true">{emoji}</span>;
+  if (webhook) return <span class={`avatar s${size} hook-avatar`} aria-hidden="true"><Icon name="zap" size={Math.round(size / 2)} /></span>;
   return (
     // The letters are drawn by CSS (attr()), not text: a link holding an avatar is named by what it says, and text
     // the eye reads but the name leaves out is a mismatch (axe label-content-name-mismatch on DM items).
@@ -95,7 +96,9 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
   const store = client.store;
   const me = store.me!;
   const author = message.author_id ? store.users.get(message.author_id) : undefined;
-  const name = message.display?.username || displayName(author);
+  // An incoming webhook's post is the hook's (its name from level 3, docs/webhooks.md), not its creator's.
+  const hook = Boolean(message.webhook_id);
+  const name = message.display?.username || (hook ? 'Incoming webhook' : displayName(author));
   const mine = message.author_id === me.id;
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(message.content);
@@ -119,12 +122,12 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
       tabIndex={0}
       onKeyDown={onMessageKey}
     >
-      <div class="gutter">{grouped ? null : <Avatar userId={message.author_id} display={message.display} />}</div>
+      <div class="gutter">{grouped ? null : <Avatar userId={message.author_id} display={message.display} webhook={hook} />}</div>
       <div class="main">
         {grouped ? null : (
           <header>
             <span class="author">{name}</span>
-            {author?.is_agent || message.webhook_id ? <span class="badge">bot</span> : null}
+            {hook ? <span class="badge" title="Posted by an incoming webhook">app</span> : author?.is_agent ? <span class="badge">bot</span> : null}
             <time dateTime={message.created_at} title={full} aria-label={full}>
               {relativeTime(message.created_at)}
             </time>

@@ -13,6 +13,9 @@ import { PasswordForm, PasswordResetLink, SignInLink } from './password.js';
 // Level 3 (ui/email-settings.tsx, ui/slack-import.tsx): the import screen is loaded when opened.
 import { EmailNotifications } from './email-settings.js';
 const SlackImport = lazy(() => import('./slack-import.js').then((m) => m.SlackImport));
+import { KeyLimitsShown, limitsBody, type KeyLimits } from './key-limits.js';
+// The form's scopes and conversations (level 3) load when the person opens them.
+const KeyLimitsFields = lazy(() => import('./key-limits-form.js').then((m) => ({ default: m.KeyLimitsFields })));
 
 type Tab = 'keys' | 'prefs' | 'people' | 'webhooks' | 'workspace' | 'groups' | 'emoji' | 'import';
 
@@ -127,12 +130,16 @@ function Keys() {
   const [name, setName] = useState('');
   const [days, setDays] = useState('30');
   const [secret, setSecret] = useState<string | null>(null);
+  // Level 3: the new key's scopes and conversations (key-limits.tsx).
+  const [limits, setLimits] = useState<KeyLimits>({ scopes: [], conversationIds: [] });
+  const [limitsOpen, setLimitsOpen] = useState(false);
   const create = async (e: Event) => {
     e.preventDefault();
     try {
-      const k = await data(client.api.POST('/api/v1/api-keys', { body: { name, ...(days ? { expires_at: inDays(Number(days)) } : {}) } }));
+      const k = await data(client.api.POST('/api/v1/api-keys', { body: { name, ...(days ? { expires_at: inDays(Number(days)) } : {}), ...limitsBody(limits) } }));
       setSecret(k.key ?? null);
       setName('');
+      setLimits({ scopes: [], conversationIds: [] });
       void reload();
     } catch (err) {
       setError(errorMessage(err));
@@ -171,6 +178,16 @@ function Keys() {
             <option value="">never</option>
           </select>
         </label>
+        {client.store.features.agents ? (
+          <details class="key-limits-details" onToggle={(e) => setLimitsOpen(e.currentTarget.open)}>
+            <summary>Limit what the key can do{limits.scopes.length + limits.conversationIds.length ? ` (${[...limits.scopes, ...(limits.conversationIds.length ? [`${limits.conversationIds.length} conversation${limits.conversationIds.length === 1 ? '' : 's'}`] : [])].join(', ')})` : ''}</summary>
+            {limitsOpen ? (
+              <Suspense fallback={<p class="muted">Loading…</p>}>
+                <KeyLimitsFields value={limits} onChange={setLimits} />
+              </Suspense>
+            ) : null}
+          </details>
+        ) : null}
         <button class="btn btn-primary" type="submit">Create key</button>
       </form>
       <Errors error={error} />
@@ -181,8 +198,7 @@ function Keys() {
               {k.name}
               {k.id === client.session?.keyId ? <span class="tag">this browser</span> : null}
               {/* A scoped key's limits (level 3; docs/security.md, "Scopes"): absent at level 2 and on keys without them. */}
-              {k.scopes ? <span class="tag">{k.scopes.join(', ')}</span> : null}
-              {k.conversation_ids ? <span class="tag">{k.conversation_ids.length === 1 ? '1 conversation' : `${k.conversation_ids.length} conversations`}</span> : null}
+              <KeyLimitsShown apiKey={k} />
             </td>
             <td><code>{k.prefix}</code></td>
             <td>{date(k.created_at)}</td>
