@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PageQuery } from '../../../shared/http/envelope.js';
 import { isUuid } from '../../../shared/ids.js';
+import { IsoTime } from '../messages/messages.schemas.js';
 import type { LevelSpan } from '../../../shared/feature-level.js';
 
 /** Where search exists: its route, and the posts that write their words (migration 090). */
@@ -16,5 +17,10 @@ export const SearchQuery = PageQuery.extend({
     .refine((q) => q.trim().length > 0, 'must not be empty'),
   channel_id: Id('a channel or conversation id').optional(),
   author_id: Id('a user id').optional(),
+  // The web app's `before:`, `after:` and `has:file` filters; the times are
+  // exclusive, so a day's search is `after` its eve's end and `before` the next day.
+  before: IsoTime.optional().describe('Only messages posted before this time'),
+  after: IsoTime.optional().describe('Only messages posted after this time'),
+  has: z.enum(['file'], { error: 'must be file' }).optional().describe('file: only messages carrying a file'),
 });
 export type SearchInput = z.infer<typeof SearchQuery>;

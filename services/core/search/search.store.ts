@@ -1,6 +1,7 @@
 import type { Db } from '../../../shared/db/knex.js';
 import type { JsonPage } from '../../../shared/http/envelope.js';
 import type { MessageSql } from '../messages/messages.store.js';
+import { CARRIES_A_FILE } from '../../../shared/db/migrations/120_file_carriers.js';
 
 /**
  * Messages of the workspace matching `q` that `userId` can read now (public
@@ -22,6 +23,11 @@ export async function searchMessages(
     q: string;
     channelId?: string;
     authorId?: string;
+    /** ISO times, exclusive: posted before / after them. */
+    postedBefore?: string;
+    postedAfter?: string;
+    /** Only messages carrying a file (the attachment's metadata, migration 120). */
+    hasFile?: boolean;
     before?: number;
     limit: number;
     /** A key limited to conversations (shared/scopes.ts) finds messages of those only. */
@@ -42,6 +48,15 @@ export async function searchMessages(
     where.push('AND m.author_id = ?::uuid');
     values.push(o.authorId);
   }
+  if (o.postedBefore) {
+    where.push('AND m.created_at < ?::timestamptz');
+    values.push(o.postedBefore);
+  }
+  if (o.postedAfter) {
+    where.push('AND m.created_at > ?::timestamptz');
+    values.push(o.postedAfter);
+  }
+  if (o.hasFile) where.push(`AND ${CARRIES_A_FILE.replaceAll('metadata', 'm.metadata')}`);
   if (o.before !== undefined) {
     where.push('AND s.seq < ?::bigint');
     values.push(o.before);
