@@ -153,7 +153,7 @@ describe('GET /api/v1/search/messages (level 3)', () => {
     expect(contents(await search(ws.owner, 'q=narwhals'))).to.deep.equal(['thinking about narwhals']);
   });
 
-  it('filters by time (before, after: exclusive) and by carrying a file (has=file), and refuses other values', async () => {
+  it('filters by time (before, after: exclusive) and by carrying a file (has=file), with or without words, and refuses other values', async () => {
     const c = await channel();
     const early = await post(ws.owner, c, 'report early');
     await s.rt.db('messages').where({ id: early.id }).update({ created_at: '2026-01-01T10:00:00Z' });
@@ -173,6 +173,9 @@ describe('GET /api/v1/search/messages (level 3)', () => {
     expect(contents(await q(`before=${encodeURIComponent('2026-02-01T10:00:00Z')}`))).to.deep.equal(['report early']);
     expect(contents(await q(`after=${encodeURIComponent('2026-01-01T10:00:00Z')}&before=${encodeURIComponent('2026-03-01T00:00:00Z')}`))).to.deep.equal(['report middle']);
     expect(contents(await q('has=file'))).to.deep.equal(['report attached']);
+    // Filters alone, without words: every message they keep, newest first.
+    expect(contents(await search(ws.owner, 'has=file'))).to.deep.equal(['report attached']);
+    expect(contents(await search(ws.owner, `q=&before=${encodeURIComponent('2026-02-01T10:00:00Z')}&channel_id=${c}`))).to.deep.equal(['report early']);
     expectError(await ws.owner.get('/api/v1/search/messages?q=report&has=link'), 400, 'validation_error');
     expectError(await ws.owner.get('/api/v1/search/messages?q=report&before=yesterday'), 400, 'validation_error');
   });

@@ -159,7 +159,7 @@ describe('GET /api/v1/threads (level 3)', () => {
     // An older reply does not move it back.
     expect(await ws.owner.post(`/api/v1/threads/${roots[0]!.id}/read`, { message_id: replies[0]!.id })).to.have.property('status', 204);
     const after = (await followed(ws.owner)).data.find((t) => t.root.id === roots[0]!.id)!;
-    expect(after).to.include({ unread_replies: 0, last_read_message_id: later.id });
+    expect(after).to.include({ unread_replies: 0, last_read_message_id: later.id, last_reply_id: later.id });
   });
 
   it('leaves out conversations one is not a member of, and refuses marks outside them', async () => {

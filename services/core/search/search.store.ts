@@ -35,7 +35,9 @@ export async function searchMessages(
   },
 ): Promise<JsonPage> {
   const where: string[] = [];
-  const values: (string | number | string[])[] = [o.q, o.q, o.workspaceId, o.workspaceId, o.userId];
+  // No words (filters only): the newest-first walk of the workspace's index, filtered.
+  const words = o.q.trim() ? [o.q, o.q] : [];
+  const values: (string | number | string[])[] = [...words, o.workspaceId, o.workspaceId, o.userId];
   if (o.conversationIds) {
     where.push('AND s.channel_id = ANY(?::uuid[])');
     values.push([...o.conversationIds]);
@@ -65,8 +67,8 @@ export async function searchMessages(
   const { rows } = await db.raw<{ rows: { seq: string; message: string }[] }>(
     `SELECT s.seq, ${sql.json}::text AS message
        FROM message_search s JOIN messages m ON m.id = s.message_id
-      WHERE s.words @@ (websearch_to_tsquery('english', ?) || websearch_to_tsquery('simple', ?))
-        AND s.workspace_id = ?::uuid
+      WHERE ${words.length ? "s.words @@ (websearch_to_tsquery('english', ?) || websearch_to_tsquery('simple', ?)) AND" : ''}
+            s.workspace_id = ?::uuid
         AND s.channel_id IN (SELECT c.id FROM channels c
                               WHERE c.workspace_id = ?::uuid
                                 AND ((c.kind = 'channel' AND NOT c.is_private)

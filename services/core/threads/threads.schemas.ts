@@ -14,5 +14,6 @@ export const FollowedThreadSchema = named(
     root: MessageSchema.describe("The thread's root message; its `thread` holds the reply count and the last reply's time"),
     unread_replies: z.number().int().describe(`Replies by others after the caller's read mark or their own last reply, counted up to ${COUNT_CAP}`),
     last_read_message_id: z.string().nullable().describe('The last reply the caller marked read in this thread; null before any'),
+    last_reply_id: z.string().describe("The thread's newest reply (opening the thread there opens it at its end)"),
   }),
 );

@@ -30,13 +30,14 @@ export async function listFollowed(
                    WHERE x.thread_id = t.root_message_id AND x.author_id IS DISTINCT FROM :user
                      AND x.seq > greatest(coalesce(tr.last_read_seq, 0), coalesce(mine.seq, 0))
                    LIMIT ${COUNT_CAP}) u)::int,
-              'last_read_message_id', tr.last_read_message_id)::text AS item,
+              'last_read_message_id', tr.last_read_message_id,
+              'last_reply_id', last.id)::text AS item,
             last.seq AS last_seq
        FROM followed f
        JOIN threads t ON t.root_message_id = f.root_id
        JOIN channel_members cm ON cm.channel_id = t.channel_id AND cm.user_id = :user
        JOIN messages m ON m.id = t.root_message_id
-       CROSS JOIN LATERAL (SELECT x.seq FROM messages x WHERE x.thread_id = t.root_message_id ORDER BY x.seq DESC LIMIT 1) last
+       CROSS JOIN LATERAL (SELECT x.id, x.seq FROM messages x WHERE x.thread_id = t.root_message_id ORDER BY x.seq DESC LIMIT 1) last
        LEFT JOIN LATERAL (SELECT x.seq FROM messages x WHERE x.author_id = :user AND x.thread_id = t.root_message_id ORDER BY x.seq DESC LIMIT 1) mine ON true
        LEFT JOIN thread_read_marks tr ON tr.user_id = :user AND tr.root_message_id = t.root_message_id
       WHERE (:before::bigint IS NULL OR last.seq < :before::bigint)

@@ -1596,8 +1596,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Search messages the caller can read now: q in web-search syntax (words, "phrases", -excluded), newest first
-         * @description Search messages the caller can read now: q in web-search syntax (words, "phrases", -excluded), newest first. Needs an API key. Answers 200 with `MessageList`.
+         * Search messages the caller can read now: q in web-search syntax (words, "phrases", -excluded) and/or filters (channel, author, time, has a file), newest first
+         * @description Search messages the caller can read now: q in web-search syntax (words, "phrases", -excluded) and/or filters (channel, author, time, has a file), newest first. Needs an API key. Answers 200 with `MessageList`.
          */
         get: operations["getApiV1SearchMessages"];
         put?: never;
@@ -2400,6 +2400,8 @@ export interface components {
             unread_replies: number;
             /** @description The last reply the caller marked read in this thread; null before any */
             last_read_message_id: string | null;
+            /** @description The thread's newest reply (opening the thread there opens it at its end) */
+            last_reply_id: string;
         };
         FollowedThreadList: {
             data: components["schemas"]["FollowedThread"][];
@@ -7206,10 +7208,10 @@ export interface operations {
     };
     getApiV1SearchMessages: {
         parameters: {
-            query: {
+            query?: {
                 limit?: number;
                 cursor?: string;
-                q: string;
+                q?: string;
                 channel_id?: string;
                 author_id?: string;
                 before?: string;
