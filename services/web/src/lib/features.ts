@@ -21,9 +21,11 @@ export interface Features {
   serverPrefs: boolean;
   /** `around`, `after` and prev_cursor on history lists: a permalink opens a page around its message, however far back. */
   historyAround: boolean;
+  /** GET /threads: the Threads view (threads one follows, with unread replies). */
+  threads: boolean;
 }
 
 export function featuresFor(level: number): Features {
   const three = level >= 3;
-  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three, serverPrefs: three };
+  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three, serverPrefs: three, threads: three };
 }

@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage, uploadFile } from '../lib/api.js';
 import { draftKey, loadDraft, saveDraft } from '../lib/drafts.js';
 import { mentionDoc, mentionedIn } from '../lib/mentions.js';
+import { threadKey } from '../lib/store.js';
 import { EmojiPicker } from './emoji-picker.js';
 import type { User } from '../lib/types.js';
 import { displayName, useClient } from './context.js';
@@ -162,6 +163,8 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
               e.preventDefault();
               void send();
             }
+            // Up in an empty box edits one's last message here, as in Slack (ui/shortcuts.tsx lists it).
+            else if (e.key === 'ArrowUp' && !text && !e.altKey && !e.shiftKey && !e.ctrlKey && !e.metaKey && client.editLastOwn(threadId ? threadKey(threadId) : conversationId)) e.preventDefault();
           }}
           onPaste={(e) => {
             const files = [...(e.clipboardData?.files ?? [])];
