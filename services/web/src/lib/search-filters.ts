@@ -104,7 +104,9 @@ export function suggestionsAt(query: string, caret: number, known: FilterPeople,
     } else if ('file'.startsWith(typed)) {
       items = [{ insert: 'has:file ', label: 'has:file (messages with a file)' }];
     }
-    return { start, items: items.slice(0, limit) };
+    // What is typed already in full needs no suggestion.
+    const typedWhole = `${kind}:${m[2]!}`.toLowerCase();
+    return { start, items: items.filter((i) => i.insert.trim().toLowerCase() !== typedWhole).slice(0, limit) };
   }
   const word = /(?:^|\s)([a-z]{1,5})$/i.exec(before);
   if (!word) return null;

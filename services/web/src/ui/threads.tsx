@@ -39,10 +39,9 @@ export function ThreadsPanel({ onClose, onOpen }: { onClose(): void; onOpen(conv
       <ul class="results">
         {threads?.map((t) => {
           const replies = t.root.thread?.reply_count ?? 0;
-          const label = `${conversationTitle(client, t.root.channel_id)}, ${name(t.root.author_id)}: ${t.root.content.slice(0, 80)}, ${replies} ${replies === 1 ? 'reply' : 'replies'}${t.unread_replies ? `, ${t.unread_replies} new` : ''}`;
           return (
             <li key={t.root.id}>
-              <button class={`result followed-thread${t.unread_replies ? ' unread' : ''}`} aria-label={label} onClick={() => void open(t)}>
+              <button class={`result followed-thread${t.unread_replies ? ' unread' : ''}`} onClick={() => void open(t)}>
                 <span class="muted">
                   {conversationTitle(client, t.root.channel_id)} · {t.root.display?.username || name(t.root.author_id)}
                 </span>
@@ -50,7 +49,7 @@ export function ThreadsPanel({ onClose, onOpen }: { onClose(): void; onOpen(conv
                 <span class="muted thread-meta">
                   {replies} {replies === 1 ? 'reply' : 'replies'}
                   {t.root.thread?.last_reply_at ? ` · last ${new Date(t.root.thread.last_reply_at).toLocaleString()}` : ''}
-                  {t.unread_replies ? <span class="new-replies"> {t.unread_replies} new</span> : null}
+                  {t.unread_replies ? <span class="new-replies"> {t.unread_replies} new {t.unread_replies === 1 ? 'reply' : 'replies'}</span> : null}
                 </span>
               </button>
             </li>

@@ -48,7 +48,9 @@ export function UnreadsPanel({ onClose, onOpen }: { onClose(): void; onOpen(conv
                 <h3>{title}</h3>
                 <span class="muted">{unreadLabel(s.unreadCount(id), s.mentionCount(id))}</span>
                 <span class="spacer" />
-                <button class="btn small" aria-label={`Mark ${title} as read`} onClick={() => read([id])}>Mark as read</button>
+                <button class="btn small" onClick={() => read([id])}>
+                  Mark <span class="sr-only">{title} </span>as read
+                </button>
               </header>
               <ul>
                 {(messages.get(id) ?? []).map((m) => (
