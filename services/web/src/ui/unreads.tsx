@@ -44,10 +44,9 @@ export function UnreadsPanel({ onClose, onOpen }: { onClose(): void; onOpen(conv
           const title = conversationTitle(client, id);
           return (
             <section key={id} class="unread-group" aria-label={`${title}, ${unreadLabel(s.unreadCount(id), s.mentionCount(id))}`}>
-              <header class="row">
+              <header>
                 <h3>{title}</h3>
                 <span class="muted">{unreadLabel(s.unreadCount(id), s.mentionCount(id))}</span>
-                <span class="spacer" />
                 <button class="btn small" onClick={() => read([id])}>
                   Mark <span class="sr-only">{title} </span>as read
                 </button>
