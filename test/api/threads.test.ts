@@ -143,9 +143,9 @@ describe('GET /api/v1/threads (level 3)', () => {
     const c = await createChannel(ws.owner, { name: uniqueName('t') });
     const other = await ws.user();
     expectOk(await ws.owner.post(`/api/v1/channels/${c.id}/members`, { user_id: other.id }), 201);
-    const roots = [];
+    const roots: { id: string }[] = [];
     for (let i = 0; i < 3; i += 1) roots.push(await postMessage(ws.owner, c.id, `root ${i}`));
-    const replies = [];
+    const replies: { id: string }[] = [];
     for (const root of roots) replies.push(await postMessage(other.client, c.id, { content: 'reply', thread_id: root.id }));
     const later = await postMessage(other.client, c.id, { content: 'later', thread_id: roots[0]!.id });
 
