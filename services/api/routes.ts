@@ -23,6 +23,7 @@ import { unfurlRoutes } from './modules/unfurls/unfurls.routes.js';
 import { emailRoutes } from './modules/email/email.routes.js';
 import { interactionRoutes } from './modules/interactions/interactions.routes.js';
 import { searchRoutes } from './modules/search/search.routes.js';
+import { threadRoutes } from './modules/threads/threads.routes.js';
 import { emojiRoutes } from './modules/emoji/emoji.routes.js';
 import { reminderRoutes } from './modules/reminders/reminders.routes.js';
 import { scheduledMessageRoutes } from './modules/scheduled-messages/scheduled-messages.routes.js';
@@ -61,6 +62,7 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   interactionRoutes(v1);
   commandRoutes(v1);
   searchRoutes(v1);
+  threadRoutes(v1);
   fileRoutes(v1);
   importRoutes(v1);
   unfurlRoutes(v1);

@@ -6,6 +6,7 @@ import { expectError, expectOk } from '../support/expect.js';
 import { level3Stack, newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
 import { indexUnsearched } from '../../services/core/search/search.store.js';
 import type { Stack } from '../../services/stack.js';
+import { uploadFile } from '../support/files.js';
 
 describe('GET /api/v1/search/messages (level 3)', () => {
   let s: Stack;
@@ -150,6 +151,33 @@ describe('GET /api/v1/search/messages (level 3)', () => {
     expect(contents(await search(ws.owner, 'q=thinking'))).to.deep.equal(['thinking about narwhals']);
     expectOk(await ws.owner.post(`/api/v1/channels/${c}/messages/${reply.id}/finish`, {}));
     expect(contents(await search(ws.owner, 'q=narwhals'))).to.deep.equal(['thinking about narwhals']);
+  });
+
+  it('filters by time (before, after: exclusive) and by carrying a file (has=file), with or without words, and refuses other values', async () => {
+    const c = await channel();
+    const early = await post(ws.owner, c, 'report early');
+    await s.rt.db('messages').where({ id: early.id }).update({ created_at: '2026-01-01T10:00:00Z' });
+    const middle = await post(ws.owner, c, 'report middle');
+    await s.rt.db('messages').where({ id: middle.id }).update({ created_at: '2026-02-01T10:00:00Z' });
+    await post(ws.owner, c, 'report late');
+    const upload = await uploadFile(s.url, { key: ws.ownerKey, data: Buffer.from('x\n'), name: 'report.txt', type: 'text/plain' });
+    const file = expectOk({ ...upload, expectedLevel: '3' }, 201).data as { id: string };
+    expectOk(
+      await ws.owner.post(`/api/v1/channels/${c}/messages`, {
+        content: 'report attached',
+        metadata: { type: 'axid.file', data: { file_id: file.id, name: 'report.txt', size: 2, content_type: 'text/plain' } },
+      }),
+      201,
+    );
+    const q = (extra: string) => search(ws.owner, `q=report&${extra}`);
+    expect(contents(await q(`before=${encodeURIComponent('2026-02-01T10:00:00Z')}`))).to.deep.equal(['report early']);
+    expect(contents(await q(`after=${encodeURIComponent('2026-01-01T10:00:00Z')}&before=${encodeURIComponent('2026-03-01T00:00:00Z')}`))).to.deep.equal(['report middle']);
+    expect(contents(await q('has=file'))).to.deep.equal(['report attached']);
+    // Filters alone, without words: every message they keep, newest first.
+    expect(contents(await search(ws.owner, 'has=file'))).to.deep.equal(['report attached']);
+    expect(contents(await search(ws.owner, `q=&before=${encodeURIComponent('2026-02-01T10:00:00Z')}&channel_id=${c}`))).to.deep.equal(['report early']);
+    expectError(await ws.owner.get('/api/v1/search/messages?q=report&has=link'), 400, 'validation_error');
+    expectError(await ws.owner.get('/api/v1/search/messages?q=report&before=yesterday'), 400, 'validation_error');
   });
 
   it('indexes in the backfill what level 2 posted, including a transaction that commits after the backfill looked', async () => {

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { expectError, expectOk } from '../support/expect.js';
 import { createChannel, messagesUrl, postMessage, waitForEvents } from '../support/conversations.js';
-import { newWorkspace, stack } from '../support/stack.js';
+import { level3Stack, newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
+import type { Stack } from '../../services/stack.js';
 
 const threadRow = (rootId: string) => stack().rt.db('threads').where({ root_message_id: rootId }).first();
 
@@ -86,5 +87,94 @@ describe('threads', () => {
     expectOk(await ws.owner.delete(`${messagesUrl(c.id)}/${root.id}`), 204);
     expectError(await ws.owner.get(`${messagesUrl(c.id)}/${r1.id}`), 404, 'not_found');
     expect(await threadRow(root.id)).to.equal(undefined);
+  });
+});
+
+// Followed threads (level 3, docs/team-chat.md "Followed threads"): GET
+// /threads lists the threads one started, replied to or was mentioned in,
+// newest reply first, with the replies by others not read yet;
+// POST /threads/{root}/read moves the mark.
+describe('GET /api/v1/threads (level 3)', () => {
+  let s: Stack;
+  let ws: TestWorkspace;
+  beforeEach(async () => {
+    s = await level3Stack();
+    ws = await newWorkspace(s);
+  });
+  const mentionOf = (userId: string, text: string) => ({
+    content: text,
+    content_json: { type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: `${text} ` }, { type: 'mention', attrs: { id: userId } }] }] },
+  });
+  type Followed = { root: { id: string; content: string; thread: { reply_count: number } }; unread_replies: number; last_read_message_id: string | null };
+  const followed = async (client: TestWorkspace['owner'], query = '') => expectOk(await client.get(`/api/v1/threads${query}`)) as { data: Followed[]; pagination: { next_cursor: string | null } };
+
+  it('lists the threads one started, replied to or was mentioned in, newest reply first, with unread replies by others', async () => {
+    const me = await ws.user();
+    const c = await createChannel(ws.owner, { name: uniqueName('t') });
+    expectOk(await ws.owner.post(`/api/v1/channels/${c.id}/members`, { user_id: me.id }), 201);
+    const started = await postMessage(me.client, c.id, 'mine');
+    const repliedTo = await postMessage(ws.owner, c.id, 'theirs, I reply');
+    const mentionedInReply = await postMessage(ws.owner, c.id, 'theirs, I am mentioned in a reply');
+    const mentionedInRoot = await postMessage(ws.owner, c.id, mentionOf(me.id, 'root mentions'));
+    const notMine = await postMessage(ws.owner, c.id, 'theirs alone');
+    const noReplies = await postMessage(me.client, c.id, 'mine, no replies');
+
+    await postMessage(ws.owner, c.id, { content: 'a', thread_id: repliedTo.id });
+    await postMessage(me.client, c.id, { content: 'my reply', thread_id: repliedTo.id });
+    await postMessage(ws.owner, c.id, { content: 'after mine', thread_id: repliedTo.id });
+    await postMessage(ws.owner, c.id, { content: 'x', thread_id: notMine.id });
+    await postMessage(ws.owner, c.id, { thread_id: mentionedInReply.id, ...mentionOf(me.id, 'look') });
+    await postMessage(ws.owner, c.id, { content: 'r', thread_id: mentionedInRoot.id });
+    await postMessage(ws.owner, c.id, { content: 'one', thread_id: started.id });
+    await postMessage(ws.owner, c.id, { content: 'two', thread_id: started.id });
+
+    const list = await followed(me.client);
+    expect(list.data.map((t) => t.root.id)).to.deep.equal([started.id, mentionedInRoot.id, mentionedInReply.id, repliedTo.id]);
+    expect(list.data.map((t) => t.unread_replies)).to.deep.equal([2, 1, 1, 1]);
+    expect(list.data[0]!.root.thread.reply_count).to.equal(2);
+    expect(list.data[0]!.last_read_message_id).to.equal(null);
+    expect(list.data.map((t) => t.root.id)).to.not.include.members([notMine.id, noReplies.id]);
+    // The owner follows every thread there but its own replies are never unread.
+    const owners = await followed(ws.owner);
+    expect(owners.data.find((t) => t.root.id === notMine.id)?.unread_replies).to.equal(0);
+  });
+
+  it('pages by the newest reply, and moves the read mark forward only', async () => {
+    const c = await createChannel(ws.owner, { name: uniqueName('t') });
+    const other = await ws.user();
+    expectOk(await ws.owner.post(`/api/v1/channels/${c.id}/members`, { user_id: other.id }), 201);
+    const roots: { id: string }[] = [];
+    for (let i = 0; i < 3; i += 1) roots.push(await postMessage(ws.owner, c.id, `root ${i}`));
+    const replies: { id: string }[] = [];
+    for (const root of roots) replies.push(await postMessage(other.client, c.id, { content: 'reply', thread_id: root.id }));
+    const later = await postMessage(other.client, c.id, { content: 'later', thread_id: roots[0]!.id });
+
+    const first = await followed(ws.owner, '?limit=2');
+    expect(first.data.map((t) => t.root.id)).to.deep.equal([roots[0]!.id, roots[2]!.id]);
+    const second = await followed(ws.owner, `?limit=2&cursor=${first.pagination.next_cursor}`);
+    expect(second.data.map((t) => t.root.id)).to.deep.equal([roots[1]!.id]);
+    expect(second.pagination.next_cursor).to.equal(null);
+
+    expect(await ws.owner.post(`/api/v1/threads/${roots[0]!.id}/read`, { message_id: later.id })).to.have.property('status', 204);
+    // An older reply does not move it back.
+    expect(await ws.owner.post(`/api/v1/threads/${roots[0]!.id}/read`, { message_id: replies[0]!.id })).to.have.property('status', 204);
+    const after = (await followed(ws.owner)).data.find((t) => t.root.id === roots[0]!.id)!;
+    expect(after).to.include({ unread_replies: 0, last_read_message_id: later.id, last_reply_id: later.id });
+  });
+
+  it('leaves out conversations one is not a member of, and refuses marks outside them', async () => {
+    const outsider = await ws.user();
+    const c = await createChannel(ws.owner, { name: uniqueName('t'), is_private: true });
+    const root = await postMessage(ws.owner, c.id, mentionOf(outsider.id, 'not for you'));
+    const reply = await postMessage(ws.owner, c.id, { content: 'r', thread_id: root.id });
+    expect((await followed(outsider.client)).data).to.deep.equal([]);
+    expectError(await outsider.client.post(`/api/v1/threads/${root.id}/read`, { message_id: reply.id }), 404, 'not_found');
+    expectError(await ws.owner.post(`/api/v1/threads/${root.id}/read`, { message_id: root.id }), 404, 'not_found');
+    expectError(await ws.owner.post(`/api/v1/threads/${reply.id}/read`, { message_id: reply.id }), 404, 'not_found');
+    expectError(await ws.owner.post(`/api/v1/threads/${root.id}/read`, { message_id: 'nope' }), 400, 'validation_error');
+  });
+
+  it('does not exist at level 2', async () => {
+    expectError(await (await newWorkspace()).owner.get('/api/v1/threads'), 404, 'not_found');
   });
 });

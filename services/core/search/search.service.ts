@@ -10,9 +10,12 @@ export async function searchMessages(rt: Runtime, actor: Actor, q: SearchInput) 
   const page = await store.searchMessages(rt.db, rt.presenters.messageSql, {
     workspaceId: actor.workspaceId,
     userId: actor.userId,
-    q: q.q,
+    q: q.q ?? '',
     channelId: q.channel_id,
     authorId: q.author_id,
+    postedBefore: q.before,
+    postedAfter: q.after,
+    hasFile: q.has === 'file',
     before: decodeCursor(q.cursor),
     limit: q.limit,
     conversationIds: actor.conversationIds,

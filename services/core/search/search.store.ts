@@ -1,6 +1,7 @@
 import type { Db } from '../../../shared/db/knex.js';
 import type { JsonPage } from '../../../shared/http/envelope.js';
 import type { MessageSql } from '../messages/messages.store.js';
+import { CARRIES_A_FILE } from '../../../shared/db/migrations/120_file_carriers.js';
 
 /**
  * Messages of the workspace matching `q` that `userId` can read now (public
@@ -22,6 +23,11 @@ export async function searchMessages(
     q: string;
     channelId?: string;
     authorId?: string;
+    /** ISO times, exclusive: posted before / after them. */
+    postedBefore?: string;
+    postedAfter?: string;
+    /** Only messages carrying a file (the attachment's metadata, migration 120). */
+    hasFile?: boolean;
     before?: number;
     limit: number;
     /** A key limited to conversations (shared/scopes.ts) finds messages of those only. */
@@ -29,7 +35,9 @@ export async function searchMessages(
   },
 ): Promise<JsonPage> {
   const where: string[] = [];
-  const values: (string | number | string[])[] = [o.q, o.q, o.workspaceId, o.workspaceId, o.userId];
+  // No words (filters only): the newest-first walk of the workspace's index, filtered.
+  const words = o.q.trim() ? [o.q, o.q] : [];
+  const values: (string | number | string[])[] = [...words, o.workspaceId, o.workspaceId, o.userId];
   if (o.conversationIds) {
     where.push('AND s.channel_id = ANY(?::uuid[])');
     values.push([...o.conversationIds]);
@@ -42,6 +50,15 @@ export async function searchMessages(
     where.push('AND m.author_id = ?::uuid');
     values.push(o.authorId);
   }
+  if (o.postedBefore) {
+    where.push('AND m.created_at < ?::timestamptz');
+    values.push(o.postedBefore);
+  }
+  if (o.postedAfter) {
+    where.push('AND m.created_at > ?::timestamptz');
+    values.push(o.postedAfter);
+  }
+  if (o.hasFile) where.push(`AND ${CARRIES_A_FILE.replaceAll('metadata', 'm.metadata')}`);
   if (o.before !== undefined) {
     where.push('AND s.seq < ?::bigint');
     values.push(o.before);
@@ -50,8 +67,8 @@ export async function searchMessages(
   const { rows } = await db.raw<{ rows: { seq: string; message: string }[] }>(
     `SELECT s.seq, ${sql.json}::text AS message
        FROM message_search s JOIN messages m ON m.id = s.message_id
-      WHERE s.words @@ (websearch_to_tsquery('english', ?) || websearch_to_tsquery('simple', ?))
-        AND s.workspace_id = ?::uuid
+      WHERE ${words.length ? "s.words @@ (websearch_to_tsquery('english', ?) || websearch_to_tsquery('simple', ?)) AND" : ''}
+            s.workspace_id = ?::uuid
         AND s.channel_id IN (SELECT c.id FROM channels c
                               WHERE c.workspace_id = ?::uuid
                                 AND ((c.kind = 'channel' AND NOT c.is_private)

@@ -10,7 +10,7 @@ export function searchRoutes(routes: RouteTable) {
       method: 'get',
       path: '/search/messages',
       scope: 'read',
-      summary: 'Search messages the caller can read now: q in web-search syntax (words, "phrases", -excluded), newest first',
+      summary: 'Search messages the caller can read now: q in web-search syntax (words, "phrases", -excluded) and/or filters (channel, author, time, has a file), newest first',
       ...SEARCH,
       tag: 'Messages',
       query: SearchQuery,

@@ -1596,12 +1596,52 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Search messages the caller can read now: q in web-search syntax (words, "phrases", -excluded), newest first
-         * @description Search messages the caller can read now: q in web-search syntax (words, "phrases", -excluded), newest first. Needs an API key. Answers 200 with `MessageList`.
+         * Search messages the caller can read now: q in web-search syntax (words, "phrases", -excluded) and/or filters (channel, author, time, has a file), newest first
+         * @description Search messages the caller can read now: q in web-search syntax (words, "phrases", -excluded) and/or filters (channel, author, time, has a file), newest first. Needs an API key. Answers 200 with `MessageList`.
          */
         get: operations["getApiV1SearchMessages"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/threads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Threads the caller follows (started, replied to, or mentioned in) in conversations they are a member of, newest reply first, with unread replies
+         * @description Threads the caller follows (started, replied to, or mentioned in) in conversations they are a member of, newest reply first, with unread replies. Needs an API key. Answers 200 with `FollowedThreadList`.
+         */
+        get: operations["getApiV1Threads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/threads/{message_id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that the caller has read a thread (by its root message id) up to one of its replies (it never moves back)
+         * @description Record that the caller has read a thread (by its root message id) up to one of its replies (it never moves back). Needs an API key. Answers 204 with no body.
+         */
+        post: operations["postApiV1ThreadsMessageIdRead"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2352,6 +2392,20 @@ export interface components {
             created_at: string;
             /** @description Absolute URL usable without the key, valid at most 15 minutes */
             download_url: string;
+        };
+        FollowedThread: {
+            /** @description The thread's root message; its `thread` holds the reply count and the last reply's time */
+            root: components["schemas"]["Message"];
+            /** @description Replies by others after the caller's read mark or their own last reply, counted up to 1000 */
+            unread_replies: number;
+            /** @description The last reply the caller marked read in this thread; null before any */
+            last_read_message_id: string | null;
+            /** @description The thread's newest reply (opening the thread there opens it at its end) */
+            last_reply_id: string;
+        };
+        FollowedThreadList: {
+            data: components["schemas"]["FollowedThread"][];
+            pagination: components["schemas"]["Pagination"];
         };
         Import: {
             id: string;
@@ -7154,12 +7208,15 @@ export interface operations {
     };
     getApiV1SearchMessages: {
         parameters: {
-            query: {
+            query?: {
                 limit?: number;
                 cursor?: string;
-                q: string;
+                q?: string;
                 channel_id?: string;
                 author_id?: string;
+                before?: string;
+                after?: string;
+                has?: "file";
             };
             header?: never;
             path?: never;
@@ -7183,6 +7240,78 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1Threads: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FollowedThreadList"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1ThreadsMessageIdRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScopeOrForbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

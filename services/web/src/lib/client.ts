@@ -10,7 +10,7 @@ import { LiveStream, type StreamState } from './stream.js';
 import { Store, threadKey, type KeyValueStorage } from './store.js';
 import { Sync } from './sync.js';
 import { TeamActions } from './team-chat.js';
-import { FILE_METADATA_TYPE, type ApiKey, type Channel, type ChannelMember, type Conversation, type FileInfo, type Message, type Page, type User, type Workspace } from './types.js';
+import { FILE_METADATA_TYPE, type ApiKey, type Channel, type ChannelMember, type Conversation, type FileInfo, type FollowedThread, type Message, type Page, type User, type Workspace } from './types.js';
 
 type Storage = KeyValueStorage & { removeItem(k: string): void };
 
@@ -621,9 +621,10 @@ export class AxidClient {
     return null;
   }
 
-  /** Messages matching a web-search query (feature level 3, contract §9), newest first. */
-  async searchMessages(q: string): Promise<Message[]> {
-    const res = await fetch(`${this.env.origin}/api/v1/search/messages?${new URLSearchParams({ q, limit: '50' })}`, { headers: { Authorization: `Bearer ${this.key}` } });
+  /** Messages matching a web-search query and its filters (feature level 3, contract §9), newest first. */
+  async searchMessages(q: string, filters: Record<string, string> = {}): Promise<Message[]> {
+    // The filters (lib/search-filters.ts): author_id, channel_id, before, after, has.
+    const res = await fetch(`${this.env.origin}/api/v1/search/messages?${new URLSearchParams({ ...(q ? { q } : {}), ...filters, limit: '50' })}`, { headers: { Authorization: `Bearer ${this.key}` } });
     const body = (await res.json().catch(() => null)) as { data?: Message[]; error?: { code?: string; message?: string } } | null;
     if (!res.ok || !body?.data) throw new ApiError(res.status, body?.error?.code ?? 'error', body?.error?.message ?? `${res.status}`);
     return body.data;
@@ -765,6 +766,49 @@ export class AxidClient {
   isAdmin() {
     const role = this.store.me?.role;
     return role === 'owner' || role === 'admin';
+  }
+
+  // ---- habits (issue 34): followed threads, all unreads, Up to edit ----------
+
+  /**
+   * The message the Up arrow in an empty composer asked to edit: its
+   * MessageItem opens its edit box and clears this (ui/message.tsx).
+   */
+  editRequest: string | null = null;
+
+  /** Opens the edit box of the person's last sent message in a timeline; false when there is none. */
+  editLastOwn(key: string): boolean {
+    const me = this.store.me?.id;
+    const last = this.store.list(key).findLast((m) => m.author_id === me && m.state === 'sent');
+    if (!last) return false;
+    this.editRequest = last.id;
+    this.store.changed();
+    return true;
+  }
+
+  /** Level 3: the threads the person follows (started, replied to, mentioned in), newest reply first. */
+  async followedThreads(): Promise<FollowedThread[]> {
+    return (await page(this.api.GET('/api/v1/threads', { params: { query: { limit: 50 } } }))).data;
+  }
+
+  /** Level 3: the thread is read up to `replyId` (the Threads view, on opening it). */
+  async markThreadRead(rootId: string, replyId: string) {
+    await this.api.POST('/api/v1/threads/{message_id}/read', { params: { path: { message_id: rootId } }, body: { message_id: replyId } });
+  }
+
+  /** A conversation's unread top-level messages by others, oldest first (its newest page is loaded when it has none). */
+  async unreadMessages(conversationId: string) {
+    await this.loadNewest(conversationId);
+    const me = this.store.me?.id;
+    const count = this.store.unreadCount(conversationId);
+    return count ? this.store.list(conversationId).filter((m) => m.author_id !== me && m.state === 'sent').slice(-count) : [];
+  }
+
+  /** Marks a conversation read from outside it (the all-unreads view): up to its newest message. */
+  async markConversationRead(conversationId: string) {
+    await this.loadNewest(conversationId);
+    this.store.markRead(conversationId);
+    this.store.changed();
   }
 }
 

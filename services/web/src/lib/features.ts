@@ -31,9 +31,11 @@ export interface Features {
   teamChat: boolean;
   /** Agents at home (docs/bots.md): suggested prompts, slash commands, ephemeral replies, feedback and approvals, scoped keys. */
   agents: boolean;
+  /** GET /threads: the Threads view (threads one follows, with unread replies). */
+  threads: boolean;
 }
 
 export function featuresFor(level: number): Features {
   const three = level >= 3;
-  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three, serverPrefs: three, later: three, emailNotifications: three, imports: three, teamChat: three, agents: three };
+  return { search: three, presence: three, readState: three, actions: three, editHistory: three, idempotentSends: three, signInLinks: three, historyAround: three, serverPrefs: three, later: three, emailNotifications: three, imports: three, teamChat: three, agents: three, threads: three };
 }

@@ -18,6 +18,7 @@ export type FileInfo = Schemas['File'];
 export type FileWithDownload = Schemas['FileWithDownload'];
 export type ChannelMember = Schemas['ChannelMember'];
 export type CreatedUser = Schemas['CreatedUser'];
+export type FollowedThread = Schemas['FollowedThread'];
 
 export interface Page<T> {
   data: T[];

@@ -25,12 +25,15 @@ const BrowseChannels = lazy(() => import('./browse-channels.js'));
 const PinsPanel = lazy(() => import('./pins-panel.js'));
 import { SuggestedPrompts } from './agent-prompts.js';
 import { EphemeralMessages } from './ephemeral.js';
+import { ShortcutHelp, useShortcuts } from './shortcuts.js';
+import { ThreadsPanel } from './threads.js';
+import { UnreadsPanel } from './unreads.js';
 
 export function Chat({ conversationId, messageId, navigate }: { conversationId: string | null; messageId: string | null; navigate(path: string): void }) {
   const client = useStore();
-  const [panel, setPanel] = useState<'members' | 'pins' | null>(null);
+  const [panel, setPanel] = useState<'members' | 'pins' | 'threads' | 'unreads' | null>(null);
   const [search, setSearch] = useState<string | null>(null);
-  const [dialog, setDialog] = useState<'create' | 'switcher' | 'newMessage' | 'people' | 'profile' | 'channelSettings' | 'browse' | null>(null);
+  const [dialog, setDialog] = useState<'create' | 'switcher' | 'newMessage' | 'people' | 'profile' | 'channelSettings' | 'browse' | 'shortcuts' | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [sidebarOpen, setSidebarOpen] = useState(false);
   // Opening a conversation (sidebar, switcher, a new DM or channel) puts the caret in its composer, as Slack does.
@@ -76,6 +79,17 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
     setFocusComposer((n) => n + 1);
     navigate(conversationPath(id));
   };
+  // ---- habits (issue 34): Alt+↑/↓, the shortcut help, the Threads and All unreads views ----
+  useShortcuts({ current: conversationId, onOpen: open, onHelp: () => setDialog('shortcuts') });
+  /** Opens a message where it lives, from a view that then closes (a thread opens at its reply). */
+  const openMessage = (channelId: string, messageId: string) => {
+    setPanel(null);
+    setSidebarOpen(false);
+    if (location.pathname === messagePath(channelId, messageId)) void client.jumpTo(channelId, messageId);
+    else navigate(messagePath(channelId, messageId));
+  };
+  const togglePanel = (p: 'threads' | 'unreads') => (setSidebarOpen(false), setPanel(panel === p ? null : p));
+  // ---- end ----
   const s = client.store;
   const channel = conversationId ? s.channels.get(conversationId) : undefined;
   const known = conversationId ? s.isConversation(conversationId) : false;
@@ -123,6 +137,10 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
         onPeople={() => setDialog('people')}
         onProfile={() => setDialog('profile')}
         onBrowse={s.features.teamChat ? () => setDialog('browse') : undefined}
+        onThreads={() => togglePanel('threads')}
+        onUnreads={() => togglePanel('unreads')}
+        onShortcuts={() => setDialog('shortcuts')}
+        view={panel === 'threads' || panel === 'unreads' ? panel : null}
       />
       {sidebarOpen ? <div class="backdrop" aria-hidden="true" onClick={() => setSidebarOpen(false)} /> : null}
       <main id="conversation" tabIndex={-1} class="conversation" aria-label={conversationId ? conversationTitle(client, conversationId) : 'No conversation'}>
@@ -227,11 +245,14 @@ export function Chat({ conversationId, messageId, navigate }: { conversationId: 
         {panel === 'pins' && conversationId && known ? <PinsPanel conversationId={conversationId} onClose={() => setPanel(null)} onJump={jumpToMessage} /> : null}
         {dialog === 'browse' ? <BrowseChannels onClose={() => setDialog(null)} onOpen={open} /> : null}
       </Suspense>
+      {panel === 'threads' ? <ThreadsPanel onClose={() => setPanel(null)} onOpen={openMessage} /> : null}
+      {panel === 'unreads' ? <UnreadsPanel onClose={() => setPanel(null)} onOpen={openMessage} /> : null}
       {dialog === 'create' ? <CreateChannel onClose={() => setDialog(null)} onCreated={open} /> : null}
       {dialog === 'switcher' ? <Switcher onClose={() => setDialog(null)} onPick={open} /> : null}
       {dialog === 'newMessage' ? <NewMessage onClose={() => setDialog(null)} onOpen={open} /> : null}
       {dialog === 'people' ? <PeopleDirectory onClose={() => setDialog(null)} onOpen={open} /> : null}
       {dialog === 'profile' ? <Profile onClose={() => setDialog(null)} /> : null}
+      {dialog === 'shortcuts' ? <ShortcutHelp onClose={() => setDialog(null)} /> : null}
       {dialog === 'channelSettings' && channel ? <ChannelSettings channel={channel} onClose={() => setDialog(null)} /> : null}
     </div>
   );

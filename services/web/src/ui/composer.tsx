@@ -8,6 +8,7 @@ import { errorMessage, uploadFile } from '../lib/api.js';
 import { draftKey, loadDraft, saveDraft } from '../lib/drafts.js';
 import { mentionDoc, mentionedIn } from '../lib/mentions.js';
 import { mentionCandidates, type MentionCandidate } from '../lib/mention-candidates.js';
+import { threadKey } from '../lib/store.js';
 import { EmojiPicker } from './emoji-picker.js';
 import { useClient } from './context.js';
 import { Icon } from './icons.js';
@@ -200,6 +201,8 @@ export function Composer({ conversationId, threadId, label, focusRequest = 0 }: 
               e.preventDefault();
               void send();
             }
+            // Up in an empty box edits one's last message here, as in Slack (ui/shortcuts.tsx lists it).
+            else if (e.key === 'ArrowUp' && !text && !e.altKey && !e.shiftKey && !e.ctrlKey && !e.metaKey && client.editLastOwn(threadId ? threadKey(threadId) : conversationId)) e.preventDefault();
           }}
           onPaste={(e) => {
             const files = [...(e.clipboardData?.files ?? [])];

@@ -1,6 +1,6 @@
 // One message row: author, avatar, time, body, attachments, reactions, thread
 // link, and the author's actions (edit, delete) in a hover/focus toolbar.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage } from '../lib/api.js';
 import { safeUrl } from '../lib/links.js';
 import { relativeTime } from '../lib/rows.js';
@@ -105,6 +105,27 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
   const [picker, setPicker] = useState(false);
   const [history, setHistory] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // ---- Up in an empty composer edits one's last message (client.editLastOwn, issue 34) ----
+  const editBox = useRef<HTMLTextAreaElement>(null);
+  const returnFocus = useRef<HTMLElement | null>(null);
+  useEffect(() => {
+    if (!mine) return;
+    const check = () => {
+      if (client.editRequest !== message.id) return;
+      client.editRequest = null;
+      returnFocus.current = document.activeElement as HTMLElement | null;
+      setDraft(message.content);
+      setEditing(true);
+    };
+    check();
+    return client.store.subscribe(check);
+  }, [message.id, mine]);
+  useEffect(() => {
+    if (editing) editBox.current?.focus();
+    // Finished (saved or cancelled): back to the composer the Up came from.
+    else if (returnFocus.current) (returnFocus.current.focus(), (returnFocus.current = null));
+  }, [editing]);
+  // ---- end ----
   const act = (fn: () => Promise<unknown>) => () => void fn().then(() => setError(null), (err) => setError(errorMessage(err)));
   const full = new Date(message.created_at).toLocaleString();
   // The message a permalink or search result opened.
@@ -146,6 +167,7 @@ export function MessageItem({ message, grouped, inThread }: { message: ShownMess
             }}
           >
             <textarea
+              ref={editBox}
               aria-label="Edit message"
               value={draft}
               onInput={(e) => setDraft(e.currentTarget.value)}

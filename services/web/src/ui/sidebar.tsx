@@ -49,7 +49,7 @@ function Badge({ id }: { id: string }) {
   );
 }
 
-export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onNewMessage, onPeople, onProfile, onBrowse }: { current: string | null; onOpen(id: string): void; onCreate(): void; onSwitcher(): void; onSettings(): void; onNewMessage(): void; onPeople(): void; onProfile(): void; onBrowse?: () => void }) {
+export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onNewMessage, onPeople, onProfile, onThreads, onUnreads, onShortcuts, view, onBrowse }: { current: string | null; onOpen(id: string): void; onCreate(): void; onSwitcher(): void; onSettings(): void; onNewMessage(): void; onPeople(): void; onProfile(): void; onThreads(): void; onUnreads(): void; onShortcuts(): void; view: 'threads' | 'unreads' | null; onBrowse?: () => void }) {
   const client = useStore();
   const s = client.store;
   // An archived channel (level 3) is listed only while it is open, as Slack does: Browse channels finds it.
@@ -99,6 +99,14 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
       {s.features.later ? <LaterButton /> : null}
       {/* Level 3: every channel, archived ones too (ui/browse-channels.tsx). */}
       {onBrowse ? <button class="btn small people-btn" onClick={onBrowse}>Browse channels</button> : null}
+      {/* Habits (issue 34): the Threads and All unreads views (ui/threads.tsx, ui/unreads.tsx). */}
+      <div class="views">
+        {s.features.threads ? <button class="btn small" aria-pressed={view === 'threads'} onClick={onThreads}>Threads</button> : null}
+        <button class="btn small" aria-pressed={view === 'unreads'} onClick={onUnreads}>
+          All unreads{s.totalUnread() ? <span class="count" aria-hidden="true">{s.totalUnread()}</span> : null}
+          {s.totalUnread() ? <span class="sr-only">, {s.totalUnread()}</span> : null}
+        </button>
+      </div>
       <h2>
         Channels <button class="icon" aria-label="Create a channel" title="Create a channel" onClick={onCreate}>+</button>
       </h2>
@@ -151,6 +159,7 @@ export function Sidebar({ current, onOpen, onCreate, onSwitcher, onSettings, onN
           </span>
         </button>
         <button class="btn small" onClick={onSettings}>Settings</button>
+        <button class="icon" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" aria-keyshortcuts="Shift+? Control+/" onClick={onShortcuts}>?</button>
       </div>
     </nav>
   );
