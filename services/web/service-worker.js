@@ -9,12 +9,18 @@
 /* global VERSION, SHELL */
 const CACHE = `axid-shell-${VERSION}`;
 
+/** Never through the worker: the API (its JSON and the event stream) and hooks. */
+const NETWORK_ONLY = /^\/(api|hooks)(\/|$)/;
+
 self.addEventListener('install', (event) => {
+  // Where the browser has static routes (Chromium), these requests skip the worker altogether: no fetch event,
+  // so an API call never waits for the worker to wake (the fetch handler below leaves them alone elsewhere).
+  const routes = 'addRoutes' in event ? event.addRoutes(['/api/*', '/hooks/*'].map((pathname) => ({ condition: { urlPattern: { pathname } }, source: 'network' }))).catch(() => undefined) : null;
   event.waitUntil(
-    caches
-      .open(CACHE)
-      .then((cache) => cache.addAll(SHELL.map((url) => new Request(url, { cache: 'reload' }))))
-      .then(() => self.skipWaiting()),
+    Promise.all([
+      routes,
+      caches.open(CACHE).then((cache) => cache.addAll(SHELL.map((url) => new Request(url, { cache: 'reload' })))),
+    ]).then(() => self.skipWaiting()),
   );
 });
 
@@ -33,8 +39,7 @@ self.addEventListener('fetch', (event) => {
   const request = event.request;
   const url = new URL(request.url);
   if (request.method !== 'GET' || url.origin !== location.origin) return;
-  // Never cached: the API (its JSON and the event stream) and hooks.
-  if (/^\/(api|hooks)(\/|$)/.test(url.pathname)) return;
+  if (NETWORK_ONLY.test(url.pathname)) return;
   if (request.mode === 'navigate') {
     // The network's index.html when there is one (it may be a newer build); the cached shell when not.
     event.respondWith(

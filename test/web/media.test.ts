@@ -2,11 +2,14 @@
 // only once on screen, a posted PDF's first page as a preview, and the app
 // installed (manifest, service worker) and opening offline with its banner.
 // Found by role and accessible name, against the production build.
+import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { uploadFile } from '../support/files.js';
 import { newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
 import { axeProblems, screenshot, signedIn, suiteBrowser } from './browser.js';
+
+const DIST = new URL('../../services/web/dist/', import.meta.url);
 
 async function channelWith(ws: TestWorkspace) {
   const res = await ws.owner.post('/api/v1/channels', { name: uniqueName('media') });
@@ -194,7 +197,8 @@ describe('web app: media and the installable app', function () {
       expect(cached.filter((u) => u.startsWith('/api/'))).to.deep.equal([]);
 
       await app.context.setOffline(true);
-      await page.reload();
+      // The page itself comes from the worker's cache.
+      expect((await page.reload())?.fromServiceWorker()).to.equal(true);
       const banner = page.getByRole('status').filter({ hasText: 'You are offline' });
       await banner.waitFor();
       await screenshot(page, `offline-${tag}`);
@@ -206,5 +210,36 @@ describe('web app: media and the installable app', function () {
       app.assertClean();
     }
     expect(problems, problems.join('\n')).to.deep.equal([]);
+  });
+
+  it('offers a reload when a new build has taken over the open tab', async () => {
+    const ws = await newWorkspace();
+    const ch = await channelWith(ws);
+    await post(ws, ch.id, { content: 'before the new build' });
+    const app = await signedIn(b, stack().url, ws.ownerKey, `/c/${ch.id}`);
+    const page = app.page;
+    await page.getByRole('article', { name: /before the new build$/ }).waitFor();
+    await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+    const notice = page.getByRole('status').filter({ hasText: 'A new version of Axid is ready' });
+    expect(await notice.count()).to.equal(0);
+    // A new build, as a deploy would bring: another sw.js (the server reads the build again when index.html changes).
+    const sw = new URL('sw.js', DIST);
+    const index = new URL('index.html', DIST);
+    const original = readFileSync(sw);
+    try {
+      writeFileSync(sw, Buffer.concat([Buffer.from('const NEW_BUILD = 1;\n'), original]));
+      utimesSync(index, new Date(), new Date(Date.now() + 1000));
+      await page.evaluate(() => navigator.serviceWorker.getRegistration().then((r) => r?.update()));
+      await notice.waitFor();
+      await screenshot(page, 'update-ready');
+      expect(await axeProblems(page)).to.deep.equal([]);
+      await notice.getByRole('button', { name: 'Reload' }).click();
+      await page.getByRole('article', { name: /before the new build$/ }).waitFor();
+      expect(await notice.count()).to.equal(0);
+    } finally {
+      writeFileSync(sw, original);
+      utimesSync(index, new Date(), new Date(Date.now() + 2000));
+    }
+    app.assertClean();
   });
 });

@@ -8,10 +8,11 @@ const listeners = new Set<() => void>();
 
 export function registerServiceWorker() {
   if (!('serviceWorker' in navigator) || !import.meta.env.PROD) return;
-  // A tab first controlled now was installed, not updated: nothing to reload.
-  const hadController = !!navigator.serviceWorker.controller;
+  // The first worker to control the tab came with this very build (first install): nothing to reload.
+  let controlled = !!navigator.serviceWorker.controller;
   navigator.serviceWorker.addEventListener('controllerchange', () => {
-    if (!hadController || updateReady) return;
+    if (!controlled) return void (controlled = true);
+    if (updateReady) return;
     updateReady = true;
     for (const l of listeners) l();
   });
