@@ -15,7 +15,10 @@ const NETWORK_ONLY = /^\/(api|hooks)(\/|$)/;
 self.addEventListener('install', (event) => {
   // Where the browser has static routes (Chromium), these requests skip the worker altogether: no fetch event,
   // so an API call never waits for the worker to wake (the fetch handler below leaves them alone elsewhere).
-  const routes = 'addRoutes' in event ? event.addRoutes(['/api/*', '/hooks/*'].map((pathname) => ({ condition: { urlPattern: { pathname } }, source: 'network' }))).catch(() => undefined) : null;
+  const routes =
+    'addRoutes' in event
+      ? event.addRoutes(['/api/*', '/hooks/*'].map((pathname) => ({ condition: { urlPattern: { pathname } }, source: 'network' }))).catch(() => undefined)
+      : null;
   event.waitUntil(
     Promise.all([
       routes,

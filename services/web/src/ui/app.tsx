@@ -2,7 +2,7 @@
 // a link), then the chat or the settings, routed by path (the server answers
 // every non-API path with index.html): `/`, `/settings`, `/c/<conversation>`
 // and a message's permalink `/c/<conversation>/m/<message>` (lib/routes.ts).
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError, errorMessage } from '../lib/api.js';
 import { conversationRoute } from '../lib/routes.js';
 import { arrivalFromHash, exchangeCode, signInErrorText, type Arrival } from '../lib/sign-in.js';
@@ -36,7 +36,9 @@ export function App() {
   // Signed in but Axid unreachable at start (the service worker served the shell offline): OfflineStart until it answers.
   const [offline, setOffline] = useState(false);
 
-  useEffect(() => {
+  // A layout effect: the first API calls go out right after the first render, not a frame later (an effect waits
+  // for the next animation frame, which a busy machine delays: 150 ms of a loaded load's 10,000-message paint).
+  useLayoutEffect(() => {
     // Links carry a secret in the fragment (a key at level 2; at 3 a one-time
     // code, an invite or a reset code: lib/sign-in.ts): it leaves the address
     // bar at once, then is used.

@@ -34,8 +34,14 @@ export function CodeBlock({ code, language }: { code: string; language: string |
     const stop = whenVisible(pre.current!, () =>
       void import('../lib/highlight.js')
         .then((m) => m.highlight(code, language))
-        .catch(() => null) // a grammar that failed to load leaves the block plain
-        .then((t) => (done.set(k, t), live && setTree(t))),
+        .then(
+          (t) => {
+            if (done.size >= 500) done.clear(); // bounded: a long session scrolls through many blocks
+            done.set(k, t);
+            if (live) setTree(t);
+          },
+          () => undefined, // a chunk that failed to load (offline) leaves the block plain, to try again when drawn again
+        ),
     );
     return () => ((live = false), stop());
   }, [code, language]);
