@@ -37,7 +37,7 @@ export function App() {
   const [offline, setOffline] = useState(false);
 
   // A layout effect: the first API calls go out right after the first render, not a frame later (an effect waits
-  // for the next animation frame, which a busy machine delays: 150 ms of a loaded load's 10,000-message paint).
+  // for the next animation frame, which a busy machine delays: under load they went out 150 ms after DOMContentLoaded).
   useLayoutEffect(() => {
     // Links carry a secret in the fragment (a key at level 2; at 3 a one-time
     // code, an invite or a reset code: lib/sign-in.ts): it leaves the address
