@@ -1,4 +1,5 @@
-// A/B of the 10,000-message paint with the service worker controlling the page and blocked, loads interleaved.
+// A/B of the 10,000-message paint with the service worker controlling the page and blocked, loads interleaved
+// (`npx tsx test/web/paint-ab.ts`; AB_MESSAGES, AB_ROUNDS). Not a test: prints medians; docs/web.md, "Budgets".
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { startStack } from '../../services/stack.js';
 import { createLogger } from '../../shared/logger.js';
