@@ -3,7 +3,8 @@
 // sees requests no route answered: /api/... and /hooks/... keep their 404s,
 // any other GET gets index.html (the app routes on the client). Hashed files
 // under /assets/ never change and are cached for a year; index.html is
-// revalidated every time. Every answer carries a strict Content-Security-Policy.
+// revalidated every time, as are the service worker (/sw.js) and the web
+// manifest. Every answer carries a strict Content-Security-Policy.
 // It reads files only: the API imports no web code.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -16,6 +17,8 @@ export const WEB_DIST = fileURLToPath(new URL('../web/dist/', import.meta.url));
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.webmanifest': 'application/manifest+json; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml',
   '.png': 'image/png',
@@ -45,7 +48,13 @@ export function contentSecurityPolicy() {
 const PASS_THROUGH = /^\/(api|hooks)(\/|$)/;
 
 /** Text files worth compressing (fonts and images are compressed already). */
-const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json', '.map']);
+const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.svg', '.json', '.map', '.webmanifest']);
+
+/**
+ * Asked again on every use (`no-cache`), like index.html: the service worker,
+ * whose change is what installs a new build, and the manifest it names.
+ */
+const REVALIDATED = new Set(['/sw.js', '/manifest.webmanifest']);
 
 /**
  * A file's body for this request: the built files never change while they are
@@ -116,7 +125,7 @@ export function webApp({ dir = WEB_DIST }: { dir?: string } = {}): Middleware {
     const file = dist.files.get(ctx.path);
     if (file && ctx.path !== '/index.html') {
       ctx.type = TYPES[path.extname(ctx.path)] ?? 'application/octet-stream';
-      ctx.set('Cache-Control', ctx.path.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'public, max-age=3600');
+      ctx.set('Cache-Control', ctx.path.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : REVALIDATED.has(ctx.path) ? 'no-cache' : 'public, max-age=3600');
       ctx.body = ctx.method === 'HEAD' ? file : encoded(ctx, dist, ctx.path, file);
       return;
     }

@@ -3,7 +3,9 @@ import { AxidClient } from './lib/client.js';
 import { onEmojiLoaded } from './lib/emoji.js';
 import { applyTheme } from './lib/prefs.js';
 import { conversationRoute } from './lib/routes.js';
+import { registerServiceWorker } from './lib/service-worker.js';
 import { App } from './ui/app.js';
+import { UpdateReady } from './ui/app-update.js';
 import { ClientContext } from './ui/context.js';
 import './styles.css';
 
@@ -23,6 +25,10 @@ onEmojiLoaded(() => client.store.changed());
 render(
   <ClientContext.Provider value={client}>
     <App />
+    <UpdateReady />
   </ClientContext.Provider>,
   document.getElementById('app')!,
 );
+
+// Installable and usable offline (the shell): lib/service-worker.ts.
+registerServiceWorker();

@@ -2,10 +2,11 @@
 // a link), then the chat or the settings, routed by path (the server answers
 // every non-API path with index.html): `/`, `/settings`, `/c/<conversation>`
 // and a message's permalink `/c/<conversation>/m/<message>` (lib/routes.ts).
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError, errorMessage } from '../lib/api.js';
 import { conversationRoute } from '../lib/routes.js';
 import { arrivalFromHash, exchangeCode, signInErrorText, type Arrival } from '../lib/sign-in.js';
+import { OfflineStart } from './app-update.js';
 import { Chat } from './chat.js';
 import { useStore } from './context.js';
 import { Settings } from './settings.js';
@@ -32,8 +33,12 @@ export function App() {
   const [error, setError] = useState<string | null>(null);
   // An invite or password-reset link waits for the person's answer (ui/sign-in.tsx).
   const [pending, setPending] = useState<Extract<Arrival, { kind: 'invite' | 'reset' }> | null>(null);
+  // Signed in but Axid unreachable at start (the service worker served the shell offline): OfflineStart until it answers.
+  const [offline, setOffline] = useState(false);
 
-  useEffect(() => {
+  // A layout effect: the first API calls go out right after the first render, not a frame later (an effect waits
+  // for the next animation frame, which a busy machine delays: under load they went out 150 ms after DOMContentLoaded).
+  useLayoutEffect(() => {
     // Links carry a secret in the fragment (a key at level 2; at 3 a one-time
     // code, an invite or a reset code: lib/sign-in.ts): it leaves the address
     // bar at once, then is used.
@@ -52,6 +57,10 @@ export function App() {
     const linkSpent = (err: unknown) => (arrival.kind === 'code' || arrival.kind === 'key') && err instanceof ApiError && err.status === 401;
     begin.then(
       () => setReady(true),
+      // Offline with a session: the shell and its offline banner, not the sign-in screen.
+      (err) => (client.session && isUnreachable(err) ? setOffline(true) : Promise.reject(err)),
+    ).then(
+      () => setReady(true),
       // A spent or expired sign-in link says so: a code used once, a link's key revoked once used (client.signIn).
       (err) => (setError(linkSpent(err) ? 'This sign-in link was already used or has expired. Sign in again.' : errorMessage(err)), setReady(true)),
     );
@@ -64,6 +73,7 @@ export function App() {
     return () => (window.removeEventListener('online', online), window.removeEventListener('offline', offline), document.removeEventListener('visibilitychange', visible));
   }, []);
 
+  if (offline) return <OfflineStart onRetry={() => void client.start().then(() => setOffline(false), () => undefined)} />;
   if (!ready) return <AppSkeleton />;
   const done = () => (setPending(null), setError(null), navigate('/'));
   if (pending?.kind === 'invite') return <InviteWelcome token={pending.token} email={pending.email} onDone={done} />;
@@ -73,6 +83,10 @@ export function App() {
   const route = conversationRoute(path);
   return <Chat conversationId={route?.conversationId ?? null} messageId={route?.messageId ?? null} navigate={navigate} />;
 }
+
+/** No answer at all (offline, server down), as opposed to an answer that says no. */
+const isUnreachable = (err: unknown) => !(err instanceof ApiError) || err.code === 'network';
+
 /** The app's shape while it loads (not a bare "Loading…"). */
 function AppSkeleton() {
   return (

@@ -2,13 +2,14 @@
 // as text nodes, so no HTML is ever parsed); without it, `content` goes
 // through markdown.ts. Links and images pass lib/links.ts; variants map to
 // classes, never style attributes.
-import type { ComponentChildren, JSX } from 'preact';
+import { render, type ComponentChildren, type JSX } from 'preact';
 import { Suspense, lazy } from 'preact/compat';
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage } from '../lib/api.js';
 import { safeUrl } from '../lib/links.js';
 import type { DocNode, Message } from '../lib/types.js';
 import { displayName, useClient } from './context.js';
+import { CodeBlock } from './code-block.js';
 import { contentToHtml } from './markdown.js';
 import { EmojiText } from './emoji-glyph.js';
 
@@ -16,45 +17,25 @@ export function MessageBody({ message }: { message: Message }) {
   const doc = message.content_json;
   const html = useRef<HTMLDivElement>(null);
   const content = doc && Array.isArray(doc.content) && doc.content.length ? null : contentToHtml(message.content);
-  // Code blocks of rendered markdown get their copy button here (the HTML itself stays DOMPurify's output).
+  // Code blocks of rendered markdown become CodeBlocks here (copy, colours); the rest stays DOMPurify's output.
   useLayoutEffect(() => {
+    const mounts: HTMLElement[] = [];
     for (const pre of html.current?.querySelectorAll('pre') ?? []) {
-      if (pre.parentElement?.classList.contains('code-block')) continue;
-      const wrap = document.createElement('div');
-      wrap.className = 'code-block';
-      pre.replaceWith(wrap);
-      wrap.append(pre, copyButton(() => pre.textContent ?? ''));
+      const code = pre.querySelector('code');
+      // markdown-it's `language-x` class, the one class ui/markdown.ts lets through.
+      const language = /^language-(\S+)$/.exec(code?.className ?? '')?.[1] ?? null;
+      const mount = document.createElement('div');
+      pre.replaceWith(mount);
+      render(<CodeBlock code={(code ?? pre).textContent?.replace(/\n$/, '') ?? ''} language={language} />, mount);
+      mounts.push(mount);
     }
+    return () => mounts.forEach((m) => render(null, m));
   }, [content]);
   if (content === null) {
     return <div class="body">{doc!.content!.map((n, i) => <Node node={n} key={i} message={message} />)}</div>;
   }
   // The HTML comes out of DOMPurify (markdown.ts), never straight from the message.
   return <div class="body" ref={html} dangerouslySetInnerHTML={{ __html: content }} />;
-}
-
-/** A "Copy code" button for a code block drawn as HTML (the component version is CodeBlock). */
-function copyButton(text: () => string) {
-  const b = document.createElement('button');
-  b.type = 'button';
-  b.className = 'btn small copy-code';
-  b.textContent = 'Copy';
-  b.setAttribute('aria-label', 'Copy code');
-  b.addEventListener('click', () => void navigator.clipboard?.writeText(text()).then(() => (b.textContent = 'Copied')));
-  return b;
-}
-
-function CodeBlock({ node, message }: { node: DocNode; message: Message }) {
-  const [copied, setCopied] = useState(false);
-  const text = (node.content ?? []).map((n) => n.text ?? '').join('');
-  return (
-    <div class="code-block">
-      <pre><code><Children node={node} message={message} /></code></pre>
-      <button type="button" class="btn small copy-code" aria-label="Copy code" onClick={() => void navigator.clipboard?.writeText(text).then(() => setCopied(true))}>
-        {copied ? 'Copied' : 'Copy'}
-      </button>
-    </div>
-  );
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
@@ -125,7 +106,7 @@ function Node({ node, message }: { node: DocNode; message: Message }): JSX.Eleme
       return <li><Children node={node} message={message} /></li>;
     case 'code_block':
     case 'codeBlock':
-      return <CodeBlock node={node} message={message} />;
+      return <CodeBlock code={(node.content ?? []).map((n) => n.text ?? '').join('')} language={str(node.attrs?.language) || null} />;
     case 'hard_break':
     case 'hardBreak':
       return <br />;

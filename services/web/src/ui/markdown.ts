@@ -26,6 +26,11 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   }
 });
 
+// The one class let through: markdown-it's `language-x` on a code block's <code>, which picks its syntax colours (ui/code-block.tsx).
+DOMPurify.addHook('uponSanitizeAttribute', (node, data) => {
+  if (data.attrName === 'class' && node.tagName === 'CODE' && /^language-[A-Za-z0-9_+#.-]{1,40}$/.test(data.attrValue)) data.forceKeepAttr = true;
+});
+
 const PURIFY = {
   USE_PROFILES: { html: true },
   FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed'],

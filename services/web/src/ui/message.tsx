@@ -10,6 +10,7 @@ import { ExternalLink, MessageBody } from './content.js';
 import { Dialog } from './dialog.js';
 import { EmojiPicker } from './emoji-picker.js';
 import { Lightbox } from './lightbox.js';
+import { PdfPreview } from './pdf-preview.js';
 import { avatarFileId, sameOriginPath, type AxidClient } from '../lib/client.js';
 import { emojiFor } from '../lib/emoji.js';
 import { ReactionGlyph } from './emoji-glyph.js';
@@ -291,6 +292,7 @@ function FileAttachment({ data }: { data: Record<string, unknown> }) {
   const id = typeof data.file_id === 'string' ? data.file_id : '';
   const name = typeof data.name === 'string' ? data.name : 'file';
   const isImage = typeof data.content_type === 'string' && /^image\/(png|jpeg|gif|webp)$/.test(data.content_type);
+  const isPdf = data.content_type === 'application/pdf';
   // Level 3: a deleted file leaves its messages marked `removed` (nothing to fetch).
   const removed = data.removed === true;
   useEffect(() => {
@@ -313,6 +315,7 @@ function FileAttachment({ data }: { data: Record<string, unknown> }) {
           <img class="file-image" src={linkHref} alt={name} loading="lazy" />
         </button>
       ) : null}
+      {isPdf && linkHref ? <PdfPreview href={linkHref} name={name} size={typeof data.size === 'number' ? data.size : null} /> : null}
       {zoom && linkHref ? <Lightbox src={linkHref} alt={name} onClose={() => setZoom(false)} /> : null}
       {linkHref ? (
         <a class="btn small" href={linkHref} download={name} rel="noopener noreferrer">
