@@ -5,6 +5,12 @@
 export interface ApiSettings {
   apiKey: string | undefined;
   baseUrl: string;
+  /**
+   * How requests go out: the network by default; inside the API process (the
+   * remote MCP endpoint) a fetch answered by the API's own routes
+   * (shared/http/in-process-fetch.ts).
+   */
+  fetch?: typeof fetch;
 }
 
 export const DEFAULT_BASE_URL = 'http://localhost:3000';
@@ -81,7 +87,7 @@ export class AxidApi {
     const url = `${this.settings.baseUrl}/api/v1${path}`;
     let res: Response;
     try {
-      res = await fetch(url, {
+      res = await (this.settings.fetch ?? fetch)(url, {
         method,
         headers: {
           authorization: `Bearer ${key}`,
@@ -131,7 +137,7 @@ export class AxidApi {
   async featureLevel(): Promise<number | null> {
     if (this.level && Date.now() - this.level.at < 60_000) return this.level.value;
     try {
-      const res = await fetch(`${this.settings.baseUrl}/healthz`, { signal: AbortSignal.timeout(LEVEL_TIMEOUT_MS) });
+      const res = await (this.settings.fetch ?? fetch)(`${this.settings.baseUrl}/healthz`, { signal: AbortSignal.timeout(LEVEL_TIMEOUT_MS) });
       await res.body?.cancel();
       const value = Number(res.headers.get('x-service-feature-level'));
       if (!Number.isInteger(value) || value < 1) return null;

@@ -4,6 +4,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AxidApi, apiSettingsFromEnv, type ApiSettings } from './api.js';
 import { guarded } from './results.js';
 import { blockRulesFromEnv, composeTool } from './tools/compose.js';
+import { invokeCommandTool, listConversationsTool, postMessageTool, reactTool, readConversationTool, searchMessagesTool } from './tools/conversations.js';
 import { inspectTool } from './tools/inspect.js';
 import { scaffoldTool } from './tools/scaffold.js';
 import { sendTestMessageTool } from './tools/send-test-message.js';
@@ -33,5 +34,23 @@ export function createServer(options: ServerOptions = {}): McpServer {
   server.registerTool(composeTool.name, composeTool.config, guarded((args) => composeTool.run(rules, api, args)));
   server.registerTool(sendTestMessageTool.name, sendTestMessageTool.config, guarded((args) => sendTestMessageTool.run(api, rules, args)));
   server.registerTool(inspectTool.name, inspectTool.config, guarded((args) => inspectTool.run(api, args)));
+  return server;
+}
+
+/**
+ * The remote MCP endpoint's server (contract §15; docs/mcp.md): the five tools
+ * and the conversation tools, all calling the API with the caller's key. The
+ * API process makes one per request, with `api.fetch` answered by its own
+ * routes (services/remote-mcp.ts).
+ */
+export function createRemoteServer(options: Required<ServerOptions>): McpServer {
+  const server = createServer(options);
+  const api = new AxidApi(options.api);
+  server.registerTool(listConversationsTool.name, listConversationsTool.config, guarded((args) => listConversationsTool.run(api, args)));
+  server.registerTool(readConversationTool.name, readConversationTool.config, guarded((args) => readConversationTool.run(api, args)));
+  server.registerTool(searchMessagesTool.name, searchMessagesTool.config, guarded((args) => searchMessagesTool.run(api, args)));
+  server.registerTool(postMessageTool.name, postMessageTool.config, guarded((args) => postMessageTool.run(api, args)));
+  server.registerTool(reactTool.name, reactTool.config, guarded((args) => reactTool.run(api, args)));
+  server.registerTool(invokeCommandTool.name, invokeCommandTool.config, guarded((args) => invokeCommandTool.run(api, args)));
   return server;
 }
