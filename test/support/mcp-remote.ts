@@ -83,7 +83,7 @@ export function newPkce(): Pkce {
 }
 
 /** GET /authorize without following the redirect: the answer's Location. */
-export async function authorize(baseUrl: string, clientId: string, pkce: Pkce, o: { scope?: string; redirectUri?: string; state?: string } = {}) {
+export async function authorize(baseUrl: string, clientId: string, pkce: Pkce, o: { scope?: string; redirectUri?: string; state?: string; resource?: string } = {}) {
   const url = new URL('/authorize', baseUrl);
   url.search = new URLSearchParams({
     response_type: 'code',
@@ -92,7 +92,7 @@ export async function authorize(baseUrl: string, clientId: string, pkce: Pkce, o
     code_challenge: pkce.code_challenge,
     code_challenge_method: 'S256',
     state: o.state ?? 'st-1',
-    resource: new URL('/mcp', baseUrl).href,
+    resource: o.resource ?? new URL('/mcp', baseUrl).href,
     ...(o.scope ? { scope: o.scope } : {}),
   }).toString();
   const res = await fetch(url, { redirect: 'manual' });
