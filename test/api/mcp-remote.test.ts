@@ -8,7 +8,10 @@ import type { Stack } from '../../services/stack.js';
 import { Client } from '../support/client.js';
 import { expectOk } from '../support/expect.js';
 import { authorize, callError, callOk, connectMcp, mcpStack, newPkce, REDIRECT_URI, registerClient, token } from '../support/mcp-remote.js';
-import { newWorkspace, uniqueName, type TestWorkspace } from '../support/stack.js';
+import { newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const jsonOf = (res: globalThis.Response): Promise<any> => res.json();
 
 const TOOLS = [
   'compose_block_message',
@@ -23,6 +26,18 @@ const TOOLS = [
   'send_test_message',
   'setup_axid_bot',
 ];
+
+describe('Remote MCP at level 2', () => {
+  it('does not exist: /mcp and the OAuth endpoints answer as unknown paths', async () => {
+    const ws = await newWorkspace();
+    for (const path of ['/mcp', '/register', '/token']) {
+      const res = await fetch(`${stack().url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ws.ownerKey}`, 'content-type': 'application/json' }, body: '{}' });
+      expect(res.status, path).to.equal(404);
+      expect((await jsonOf(res)).error.code, path).to.equal('not_found');
+    }
+    expect((await ws.owner.get('/api/v1/oauth/authorizations/00000000-0000-4000-8000-000000000000')).status).to.equal(404);
+  });
+});
 
 describe('Remote MCP (level 3)', function () {
   this.timeout(60_000);
@@ -121,6 +136,18 @@ describe('Remote MCP (level 3)', function () {
       expect(expectOk(await ws.owner.get(`/api/v1/channels/${general.id}/messages`)).data).to.deep.equal([]);
     });
 
+    it('opens the server’s event stream on GET and ends a session on DELETE (there is none to keep: any replica answers)', async () => {
+      const controller = new AbortController();
+      const headers = { authorization: `Bearer ${ws.ownerKey}`, 'mcp-protocol-version': '2025-06-18' };
+      const stream = await fetch(`${s.url}/mcp`, { headers: { ...headers, accept: 'text/event-stream' }, signal: controller.signal });
+      expect(stream.status).to.equal(200);
+      expect(stream.headers.get('content-type')).to.match(/^text\/event-stream/);
+      expect(stream.headers.get('mcp-session-id')).to.equal(null);
+      controller.abort();
+      const ended = await fetch(`${s.url}/mcp`, { method: 'DELETE', headers });
+      expect(ended.status).to.equal(200);
+    });
+
     it('answers 401 with a WWW-Authenticate that names the protected resource metadata, without a key or with a bad one', async () => {
       for (const authorization of [undefined, 'Bearer axid_nope']) {
         const res = await fetch(`${s.url}/mcp`, {
@@ -130,7 +157,7 @@ describe('Remote MCP (level 3)', function () {
         });
         expect(res.status).to.equal(401);
         expect(res.headers.get('www-authenticate')).to.match(/^Bearer /).and.include(`resource_metadata="${s.url}/.well-known/oauth-protected-resource/mcp"`);
-        expect((await res.json()).error.code).to.equal('unauthorized');
+        expect((await jsonOf(res)).error.code).to.equal('unauthorized');
       }
     });
   });
@@ -161,11 +188,11 @@ describe('Remote MCP (level 3)', function () {
 
     it('publishes the protected resource and authorization server metadata an MCP client discovers', async () => {
       for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
-        const prm = await (await fetch(`${s.url}${path}`)).json();
+        const prm = await jsonOf(await fetch(`${s.url}${path}`));
         expect(prm.resource, path).to.equal(`${s.url}/mcp`);
         expect(prm.authorization_servers, path).to.deep.equal([`${s.url}/`]);
       }
-      const as = await (await fetch(`${s.url}/.well-known/oauth-authorization-server`)).json();
+      const as = await jsonOf(await fetch(`${s.url}/.well-known/oauth-authorization-server`));
       expect(as.issuer).to.equal(`${s.url}/`);
       expect(as.authorization_endpoint).to.equal(`${s.url}/authorize`);
       expect(as.token_endpoint).to.equal(`${s.url}/token`);
