@@ -124,7 +124,18 @@ export async function startAuthorization(
       expires_at: new Date(Date.now() + REQUEST_TTL_MS),
     })
     .returning('id');
+  await pruneExpired(rt);
   return (row as { id: string }).id;
+}
+
+/**
+ * Requests and codes a day past their end (kept that long so a code used twice
+ * is still recognised), and grants past theirs, a batch at a time as new
+ * requests come: nothing else writes these tables.
+ */
+async function pruneExpired(rt: Runtime): Promise<void> {
+  await rt.db.raw(`DELETE FROM oauth_authorizations WHERE id IN (SELECT id FROM oauth_authorizations WHERE expires_at < now() - interval '1 day' LIMIT 100)`);
+  await rt.db.raw(`DELETE FROM oauth_grants WHERE id IN (SELECT id FROM oauth_grants WHERE expires_at < now() LIMIT 100)`);
 }
 
 async function pendingAuthorization(db: Knex | Knex.Transaction, id: string, lock = false): Promise<AuthorizationRow & ClientRow> {

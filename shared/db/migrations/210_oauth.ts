@@ -55,6 +55,7 @@ export async function up(knex: Knex): Promise<void> {
       expires_at timestamptz NOT NULL
     );
     CREATE INDEX oauth_grants_key ON oauth_grants (key_id);
+    CREATE INDEX oauth_grants_expires ON oauth_grants (expires_at);
   `);
 }
 
