@@ -133,6 +133,8 @@ describe('Remote MCP (level 3)', function () {
       const refused = await callError(client, 'post_message', { conversation_id: general.id, content: 'no' });
       expect(refused.code).to.equal('insufficient_scope');
       expect(refused.message).to.include('messages:write');
+      // The hint speaks of this client's way in, not of the stdio server's AXID_API_KEY.
+      expect(refused.hint).to.include('consent screen').and.not.include('AXID_API_KEY');
       expect(expectOk(await ws.owner.get(`/api/v1/channels/${general.id}/messages`)).data).to.deep.equal([]);
     });
 

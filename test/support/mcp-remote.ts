@@ -51,7 +51,7 @@ export async function callOk(client: Client, name: string, args: Record<string, 
 }
 
 /** A tool's error object {code, message, hint}, or throws when it succeeded. */
-export async function callError(client: Client, name: string, args: Record<string, unknown>): Promise<{ code: string; message: string }> {
+export async function callError(client: Client, name: string, args: Record<string, unknown>): Promise<{ code: string; message: string; hint: string }> {
   const result = await client.callTool({ name, arguments: args });
   if (!result.isError) throw new Error(`${name} succeeded: ${JSON.stringify(result.structuredContent)}`);
   const first = (result.content as { type: string; text: string }[])[0]!;

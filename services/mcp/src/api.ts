@@ -11,6 +11,8 @@ export interface ApiSettings {
    * (shared/http/in-process-fetch.ts).
    */
   fetch?: typeof fetch;
+  /** Hints that replace the stdio server's (which speak of AXID_API_KEY) where the key came otherwise: the remote endpoint's. */
+  hints?: Record<string, string>;
 }
 
 export const DEFAULT_BASE_URL = 'http://localhost:3000';
@@ -117,7 +119,7 @@ export class AxidApi {
     if (error && typeof error.code === 'string') {
       const code = error.code;
       const message = typeof error.message === 'string' ? error.message : `HTTP ${res.status}`;
-      throw new ToolFailure(code, message, hintFor(code), res.status);
+      throw new ToolFailure(code, message, this.settings.hints?.[code] ?? hintFor(code), res.status);
     }
     throw new ToolFailure(
       'unexpected_response',

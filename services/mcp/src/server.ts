@@ -37,6 +37,15 @@ export function createServer(options: ServerOptions = {}): McpServer {
   return server;
 }
 
+/** What to do about a refused key when it is the remote endpoint's Bearer token (an API key, or one an OAuth grant gave). */
+const REMOTE_HINTS: Record<string, string> = {
+  unauthorized: 'The key or token this client connected with was revoked or is not valid: reconnect (sign in again, or configure a new API key).',
+  key_expired: 'The token expired: an OAuth client refreshes it; with an API key, configure a new one.',
+  insufficient_scope:
+    'The key or token lacks the scope named in the message, or is limited to some conversations. Reconnect and allow that scope on the consent screen, or use an API key that has it.',
+  forbidden: "The key's user is not allowed to do this (its workspace role decides).",
+};
+
 /**
  * The remote MCP endpoint's server (contract §15; docs/mcp.md): the five tools
  * and the conversation tools, all calling the API with the caller's key. The
@@ -44,6 +53,7 @@ export function createServer(options: ServerOptions = {}): McpServer {
  * routes (services/remote-mcp.ts).
  */
 export function createRemoteServer(options: Required<ServerOptions>): McpServer {
+  options = { ...options, api: { ...options.api, hints: { ...REMOTE_HINTS, ...options.api.hints } } };
   const server = createServer(options);
   const api = new AxidApi(options.api);
   server.registerTool(listConversationsTool.name, listConversationsTool.config, guarded((args) => listConversationsTool.run(api, args)));
