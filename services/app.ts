@@ -22,6 +22,8 @@ export interface HttpRoles {
   api?: Router<AppState>;
   /** The web app's files and client routes, after the API's (services/api/web-app.ts). */
   web?: (ctx: AppContext, next: Next) => Promise<void>;
+  /** The remote MCP endpoint and its OAuth endpoints, level 3 (services/remote-mcp.ts). */
+  mcp?: (ctx: AppContext, next: Next) => Promise<void>;
   /** Whether a hook takes posts, for the rate limit's key (the API role's hooks). */
   hookTakesPosts?: HookCheck;
 }
@@ -40,6 +42,7 @@ export function createApp(rt: Runtime, roles: HttpRoles) {
   app.use(opsRoutes);
   app.use(rateLimit(rt, roles.hookTakesPosts));
   if (roles.gateway) app.use(roles.gateway.middleware);
+  if (roles.mcp) app.use(roles.mcp);
   if (roles.api) app.use(roles.api.routes());
   if (roles.web) app.use(roles.web);
   app.use(async () => {

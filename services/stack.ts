@@ -74,11 +74,13 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       ? await (await import('./worker/event-deliveries.js')).startEventDeliveries(rt, { redisUrl: deps.redisUrl })
       : null;
   const api = roles.has('api') ? (await import('./api/routes.js')).apiRoutes(config.featureLevel).router : undefined;
+  // Level 3: the remote MCP endpoint and its OAuth (contract §15; docs/mcp.md).
+  const mcp = api && existsAt({ since: 3 }, config.featureLevel) ? (await import('./remote-mcp.js')).remoteMcpEndpoint(rt, api) : undefined;
   // The web app (services/web/dist) is served by the API role.
   const web = roles.has('api') ? (await import('./api/web-app.js')).webApp() : undefined;
 
   const hookTakesPosts = roles.has('api') ? (await import('./core/webhooks/webhooks.service.js')).hookTakesPosts : undefined;
-  const app = createApp(rt, { gateway: gateway ?? undefined, api, web, hookTakesPosts });
+  const app = createApp(rt, { gateway: gateway ?? undefined, api, web, hookTakesPosts, mcp: mcp?.middleware });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
@@ -94,6 +96,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await gateway?.close();
+      await mcp?.close();
       await eventDeliveries?.close();
       await worker?.close();
       await serverClosed;

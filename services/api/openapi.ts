@@ -66,6 +66,7 @@ const TAGS = [
   { name: 'Imports', description: "Moving in from Slack: a Slack export imported by the worker (feature level 3; `npm run import:slack` at any level)" },
   { name: 'Webhooks', description: 'Incoming webhooks: managing them with a key, posting to them without one' },
   { name: 'Audit log', description: 'Security-relevant actions of the workspace, for owners and admins (docs/operations.md)' },
+  { name: 'OAuth', description: "MCP clients' authorization requests, answered by a person on the web app's consent screen (feature level 3; docs/mcp.md)" },
   { name: 'Stream', description: 'Server-sent events, served by the gateway role' },
   { name: 'Reference', description: 'This document and its reference page' },
 ];

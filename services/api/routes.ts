@@ -14,6 +14,7 @@ import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { inviteRoutes } from './modules/invites/invites.routes.js';
+import { oauthRoutes } from './modules/oauth/oauth.routes.js';
 import { channelRoutes } from './modules/channels/channels.routes.js';
 import { dmRoutes } from './modules/dms/dms.routes.js';
 import { eventSubscriptionRoutes } from './modules/event-subscriptions/event-subscriptions.routes.js';
@@ -70,6 +71,7 @@ export function apiRoutes(level: FeatureLevel = DEFAULT_FEATURE_LEVEL): { router
   webhookRoutes(v1);
   eventSubscriptionRoutes(v1);
   auditRoutes(v1);
+  oauthRoutes(v1);
   const hooks = new RouteTable('', router, level);
   hookRoutes(hooks);
   const tables = [v1, hooks];

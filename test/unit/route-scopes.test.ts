@@ -15,6 +15,8 @@ const KIND_RULES: { name: string; matches: (spec: RouteSpec, path: string) => bo
   { name: 'reads need read', matches: (spec) => spec.method === 'get', scope: 'read' },
   // What these make is narrowed to the calling key (shared/scopes.ts narrowLimits).
   { name: 'making a key or a sign-in link needs any key', matches: (spec, path) => spec.method === 'post' && ['/api/v1/api-keys', '/api/v1/auth/links'].includes(path), scope: 'any_key' },
+  // Approving an MCP client's request makes it a key from the calling one (narrowed like POST /api-keys).
+  { name: 'answering an OAuth authorization request needs any key', matches: (spec, path) => spec.method === 'post' && path.startsWith('/api/v1/oauth/authorizations/'), scope: 'any_key' },
   { name: 'read markers are messages:write', matches: (_, path) => path.endsWith('/read'), scope: 'messages:write' },
   { name: 'message writes, an agent’s status and ephemeral messages, commands invoked', matches: (_, path) => /\/(messages|typing|status|ephemeral)(\/|$)/.test(path) || ['/api/v1/interactions', '/api/v1/commands/invoke', '/api/v1/scheduled-messages', '/api/v1/reminders'].some((p) => path.startsWith(p)), scope: 'messages:write' },
   { name: 'uploads, custom emoji', matches: (_, path) => ['/api/v1/files', '/api/v1/emoji'].some((p) => path.startsWith(p)), scope: 'files:write' },

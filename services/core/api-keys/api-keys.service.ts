@@ -60,34 +60,44 @@ export const childLimits = (parent: ParentKey, asked: { scopes?: readonly Scope[
 export function issueChildKey(
   rt: Runtime,
   parent: Actor,
-  o: { name: string; expiresAt?: Date | null; scopes?: readonly Scope[] | null; conversationIds?: readonly string[] | null },
+  o: ChildKeyOptions,
   present: PresentApiKey = rt.presenters.apiKey,
 ) {
-  return rt.db.transaction(async (trx) => {
-    const parentKey = await lockLiveKey(trx, parent.keyId);
-    const limits = childLimits(parentKey, { scopes: o.scopes, conversationIds: o.conversationIds });
-    if (o.conversationIds) await requireReadableIds(trx, { ...parent, ...limitsOfRow(parentKey) }, o.conversationIds);
-    const issued = await issueApiKey(
-      trx,
-      {
-        workspaceId: parent.workspaceId,
-        userId: parent.userId,
-        name: o.name,
-        expiresAt: boundedExpiry(o.expiresAt, parentKey),
-        parentKeyId: parentKey.id,
-        limits,
-      },
-      present,
-    );
-    await recordAudit(trx, {
+  return rt.db.transaction((trx) => issueChildKeyIn(trx, parent, o, present));
+}
+
+export interface ChildKeyOptions {
+  name: string;
+  expiresAt?: Date | null;
+  scopes?: readonly Scope[] | null;
+  conversationIds?: readonly string[] | null;
+}
+
+/** issueChildKey inside a caller's transaction (an OAuth code or refresh exchange, which commits the key with its grant). */
+export async function issueChildKeyIn(trx: Knex.Transaction, parent: Actor, o: ChildKeyOptions, present: PresentApiKey) {
+  const parentKey = await lockLiveKey(trx, parent.keyId);
+  const limits = childLimits(parentKey, { scopes: o.scopes, conversationIds: o.conversationIds });
+  if (o.conversationIds) await requireReadableIds(trx, { ...parent, ...limitsOfRow(parentKey) }, o.conversationIds);
+  const issued = await issueApiKey(
+    trx,
+    {
       workspaceId: parent.workspaceId,
-      action: 'api_key.created',
-      actor: parent,
-      target: { type: 'api_key', id: issued.id },
-      details: { name: issued.name, prefix: issued.prefix, expires_at: issued.expires_at, parent_key_id: parentKey.id, scopes: limits.scopes, conversation_ids: limits.conversationIds },
-    });
-    return issued;
+      userId: parent.userId,
+      name: o.name,
+      expiresAt: boundedExpiry(o.expiresAt, parentKey),
+      parentKeyId: parentKey.id,
+      limits,
+    },
+    present,
+  );
+  await recordAudit(trx, {
+    workspaceId: parent.workspaceId,
+    action: 'api_key.created',
+    actor: parent,
+    target: { type: 'api_key', id: issued.id },
+    details: { name: issued.name, prefix: issued.prefix, expires_at: issued.expires_at, parent_key_id: parentKey.id, scopes: limits.scopes, conversation_ids: limits.conversationIds },
   });
+  return issued;
 }
 
 /**

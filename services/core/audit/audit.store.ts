@@ -41,10 +41,13 @@ export const AUDIT_ACTIONS = [
   'export.created',
   'approval.answered',
   'feedback.given',
+  'oauth.consented',
+  'oauth.denied',
+  'oauth.token_issued',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_TARGET_TYPES = ['user', 'api_key', 'invite', 'webhook', 'event_subscription', 'channel', 'workspace', 'emoji', 'import', 'export', 'message'] as const;
+export const AUDIT_TARGET_TYPES = ['user', 'api_key', 'invite', 'webhook', 'event_subscription', 'channel', 'workspace', 'emoji', 'import', 'export', 'message', 'oauth_client'] as const;
 export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
 
 /** Secret words a details key must never be (checked on every write: a slip fails loudly in tests). */

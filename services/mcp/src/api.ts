@@ -5,6 +5,14 @@
 export interface ApiSettings {
   apiKey: string | undefined;
   baseUrl: string;
+  /**
+   * How requests go out: the network by default; inside the API process (the
+   * remote MCP endpoint) a fetch answered by the API's own routes
+   * (shared/http/in-process-fetch.ts).
+   */
+  fetch?: typeof fetch;
+  /** Hints that replace the stdio server's (which speak of AXID_API_KEY) where the key came otherwise: the remote endpoint's. */
+  hints?: Record<string, string>;
 }
 
 export const DEFAULT_BASE_URL = 'http://localhost:3000';
@@ -81,7 +89,7 @@ export class AxidApi {
     const url = `${this.settings.baseUrl}/api/v1${path}`;
     let res: Response;
     try {
-      res = await fetch(url, {
+      res = await (this.settings.fetch ?? fetch)(url, {
         method,
         headers: {
           authorization: `Bearer ${key}`,
@@ -111,7 +119,7 @@ export class AxidApi {
     if (error && typeof error.code === 'string') {
       const code = error.code;
       const message = typeof error.message === 'string' ? error.message : `HTTP ${res.status}`;
-      throw new ToolFailure(code, message, hintFor(code), res.status);
+      throw new ToolFailure(code, message, this.settings.hints?.[code] ?? hintFor(code), res.status);
     }
     throw new ToolFailure(
       'unexpected_response',
@@ -131,7 +139,7 @@ export class AxidApi {
   async featureLevel(): Promise<number | null> {
     if (this.level && Date.now() - this.level.at < 60_000) return this.level.value;
     try {
-      const res = await fetch(`${this.settings.baseUrl}/healthz`, { signal: AbortSignal.timeout(LEVEL_TIMEOUT_MS) });
+      const res = await (this.settings.fetch ?? fetch)(`${this.settings.baseUrl}/healthz`, { signal: AbortSignal.timeout(LEVEL_TIMEOUT_MS) });
       await res.body?.cancel();
       const value = Number(res.headers.get('x-service-feature-level'));
       if (!Number.isInteger(value) || value < 1) return null;

@@ -38,6 +38,7 @@ import * as scheduledMessages from './200_scheduled_messages.js';
 import * as customEmoji from './201_custom_emoji.js';
 import * as messageUnfurls from './205_message_unfurls.js';
 import * as emailNotifications from './206_email_notifications.js';
+import * as oauth from './210_oauth.js';
 import * as followedThreads from './235_followed_threads.js';
 
 // Ordered by name; append new migrations here.
@@ -81,5 +82,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '201_custom_emoji': customEmoji,
   '205_message_unfurls': messageUnfurls,
   '206_email_notifications': emailNotifications,
+  '210_oauth': oauth,
   '235_followed_threads': followedThreads,
 };

@@ -1944,6 +1944,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/oauth/authorizations/{authorization_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An MCP client's authorization request waiting for the caller's consent: who asks, where the answer goes, which scopes
+         * @description An MCP client's authorization request waiting for the caller's consent: who asks, where the answer goes, which scopes. Needs an API key. Answers 200 with `{data: OAuthAuthorization}`.
+         */
+        get: operations["getApiV1OauthAuthorizationsAuthorizationId"];
+        put?: never;
+        /**
+         * Approve or deny an MCP client's authorization request; the answer is the address to send the browser to
+         * @description Approving issues a one-time code for the client, bound to the calling key: the key the client then gets is made from it (docs/security.md, "Derived credentials"), with the scopes chosen among those asked and within the calling key's (`403 insufficient_scope` otherwise), limited to `conversation_ids` when given (each readable, else 404). Denying sends the client `access_denied`.
+         */
+        post: operations["postApiV1OauthAuthorizationsAuthorizationId"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hooks/{webhook_id}": {
         parameters: {
             query?: never;
@@ -2575,6 +2599,23 @@ export interface components {
         MessageList: {
             data: components["schemas"]["Message"][];
             pagination: components["schemas"]["Pagination"];
+        };
+        OAuthAuthorization: {
+            id: string;
+            client: {
+                id: string;
+                /** @description Its registered name (chosen by the client: show where it sends the answer too) */
+                name: string;
+                uri: string | null;
+            };
+            redirect_uri: string;
+            /** @description Where the browser goes with the answer */
+            redirect_host: string;
+            /** @description The scopes asked */
+            scopes: ("read" | "messages:write" | "channels:write" | "files:write" | "events" | "admin")[];
+            resource: string | null;
+            /** Format: date-time */
+            expires_at: string;
         };
         OneTimeLink: {
             /** @description Opens the web app, which takes the code once */
@@ -7941,7 +7982,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
-                action?: "auth.signed_in" | "auth.sign_in_failed" | "auth.password_changed" | "auth.password_reset_link_created" | "auth.password_reset" | "api_key.created" | "api_key.revoked" | "user.created" | "member.role_changed" | "member.email_changed" | "member.removed" | "member.reactivated" | "invite.created" | "invite.revoked" | "invite.accepted" | "webhook.created" | "webhook.deleted" | "event_subscription.created" | "event_subscription.deleted" | "event_subscription.secret_rotated" | "channel.made_private" | "channel.made_public" | "channel.archived" | "channel.unarchived" | "emoji.created" | "emoji.deleted" | "retention.changed" | "import.started" | "import.finished" | "export.created" | "approval.answered" | "feedback.given";
+                action?: "auth.signed_in" | "auth.sign_in_failed" | "auth.password_changed" | "auth.password_reset_link_created" | "auth.password_reset" | "api_key.created" | "api_key.revoked" | "user.created" | "member.role_changed" | "member.email_changed" | "member.removed" | "member.reactivated" | "invite.created" | "invite.revoked" | "invite.accepted" | "webhook.created" | "webhook.deleted" | "event_subscription.created" | "event_subscription.deleted" | "event_subscription.secret_rotated" | "channel.made_private" | "channel.made_public" | "channel.archived" | "channel.unarchived" | "emoji.created" | "emoji.deleted" | "retention.changed" | "import.started" | "import.finished" | "export.created" | "approval.answered" | "feedback.given" | "oauth.consented" | "oauth.denied" | "oauth.token_issued";
                 actor_id?: string;
                 since?: string;
                 until?: string;
@@ -7968,6 +8009,90 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["UnauthorizedOrKeyExpired"];
             403: components["responses"]["InsufficientScopeOrForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiV1OauthAuthorizationsAuthorizationId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                authorization_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OAuthAuthorization"];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postApiV1OauthAuthorizationsAuthorizationId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                authorization_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    approve: boolean;
+                    /** @description The scopes granted, among those asked (default: all asked) */
+                    scopes?: ("read" | "messages:write" | "channels:write" | "files:write" | "events" | "admin")[];
+                    /** @description Only these conversations (default: every one the key reaches) */
+                    conversation_ids?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Service-Feature-Level": components["headers"]["FeatureLevel"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            redirect_to: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["UnauthorizedOrKeyExpired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -8,6 +8,8 @@ import { conversationRoute } from '../lib/routes.js';
 import { arrivalFromHash, exchangeCode, signInErrorText, type Arrival } from '../lib/sign-in.js';
 import { OfflineStart } from './app-update.js';
 import { Chat } from './chat.js';
+import { consentRequestOf } from '../lib/oauth-consent.js';
+import { OAuthConsent } from './oauth-consent.js';
 import { useStore } from './context.js';
 import { Settings } from './settings.js';
 import { InviteWelcome, ResetPassword, SignIn } from './sign-in.js';
@@ -80,6 +82,9 @@ export function App() {
   if (pending?.kind === 'reset') return <ResetPassword code={pending.code} onDone={done} />;
   if (!client.session || !client.store.me) return <SignIn error={error ?? client.signedOutReason} onSignedIn={() => setError(null)} />;
   if (path === '/settings') return <Settings navigate={navigate} />;
+  // An MCP client asking for access (level 3; ui/oauth-consent.tsx).
+  const consent = consentRequestOf(path);
+  if (consent) return <OAuthConsent requestId={consent} />;
   const route = conversationRoute(path);
   return <Chat conversationId={route?.conversationId ?? null} messageId={route?.messageId ?? null} navigate={navigate} />;
 }
