@@ -3,7 +3,7 @@
 // database and Redis prefix of its own, opens STREAMS idle streams from this
 // process (100 users, members of one channel, as the bench's), and compares
 // two heap snapshots of the gateway, taken through --heapsnapshot-signal
-// (each after a full collection: live objects only) with no stream and with
+// (each after a full collection: live objects only) with one stream and with
 // all of them open: self size and count per stream by kind and constructor.
 // Also RSS and the heap and external figures of /metrics (what is not in the
 // snapshot: node's buffers and the young generation's free space). Removes
