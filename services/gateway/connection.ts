@@ -35,21 +35,35 @@ export interface ConnectionInfo {
 }
 
 /**
+ * What every connection of a gateway shares: one object, so a connection
+ * holds a single reference for them and no closure of its own.
+ */
+export interface ConnectionShared {
+  /** Bytes a client may fall behind before its stream is cut off. */
+  maxQueueBytes: number;
+  metrics: GatewayMetrics;
+  /** Called once when a stream ends, whoever ends it: the gateway's one place to let go of it. */
+  ended(conn: SseConnection): void;
+}
+
+/**
  * One open SSE response. Once its headers are sent, frames are written whole,
  * in the order given (FIFO), straight to the socket; the socket's buffer is
  * the connection's bounded queue: a client that lets it grow past
  * `maxQueueBytes` is cut off so that it never holds memory or slows anyone
- * else.
+ * else. Kept small (docs/realtime.md, "Memory per stream"): an idle stream is
+ * this object, node's socket and response, and an entry in the hub's index.
  */
 export class SseConnection {
   closed = false;
   /** When a frame was last written (ms): the keep-alive skips streams written lately. */
   lastWriteAt = Date.now();
+  /** Level 3: counted among its user's streams in presence.ts (uncounted when it ends). */
+  present = false;
   private opened = false;
   /** Frames routed while the stream is held (a replay being read), written after it. */
   private held: Frame[] | null = null;
   private heldBytes = 0;
-  private readonly listeners: (() => void)[] = [];
   /** Null when the headers could not go out at once (no socket yet): the stream is then ended. */
   private readonly socket: Socket | null;
   /** Whether the response uses chunked transfer encoding (HTTP/1.1), so frames go as chunks. */
@@ -59,18 +73,13 @@ export class SseConnection {
   constructor(
     readonly info: ConnectionInfo,
     private readonly res: ServerResponse,
-    private readonly maxQueueBytes: number,
-    private readonly metrics: GatewayMetrics,
+    private readonly shared: ConnectionShared,
   ) {
     this.socket = res.socket;
     this.chunked = res.chunkedEncoding;
-    res.on('close', () => this.finish());
-  }
-
-  /** Runs fn once when the stream ends, whoever ends it. */
-  onEnd(fn: () => void) {
-    if (this.closed) fn();
-    else this.listeners.push(fn);
+    // A client gone while the stream was being opened: its 'close' has been emitted already.
+    if (res.destroyed || this.socket?.destroyed) this.finish();
+    else res.on('close', () => this.finish());
   }
 
   /**
@@ -82,7 +91,7 @@ export class SseConnection {
     if (!this.socket) return this.end();
     this.write(initFrame, false);
     this.opened = true;
-    this.metrics.connections.inc();
+    this.shared.metrics.connections.inc();
   }
 
   /** Keeps the frames routed from now on until resume() (a replay is read meanwhile). */
@@ -110,7 +119,7 @@ export class SseConnection {
     if (this.held && !this.closed) {
       // Bounded like the socket's buffer: a replay that takes too long cuts the stream off.
       this.heldBytes += frame.chunk.length;
-      if (this.heldBytes > this.maxQueueBytes) return this.cutOff(isEvent);
+      if (this.heldBytes > this.shared.maxQueueBytes) return this.cutOff(isEvent);
       this.held.push(frame);
       return true;
     }
@@ -122,7 +131,7 @@ export class SseConnection {
     if (this.closed || !socket) return false;
     const queued = socket.writableLength;
     // A frame larger than the whole budget still goes to a client that keeps up.
-    if (queued > 0 && queued + frame.chunk.length > this.maxQueueBytes) return this.cutOff(isEvent);
+    if (queued > 0 && queued + frame.chunk.length > this.shared.maxQueueBytes) return this.cutOff(isEvent);
     if (cork && socket.writableCorked === 0) {
       socket.cork();
       cork.push(socket);
@@ -133,8 +142,9 @@ export class SseConnection {
   }
 
   private cutOff(isEvent: boolean): false {
-    this.metrics.slowDisconnects.inc();
-    if (isEvent) this.metrics.dropped.inc();
+    const { metrics } = this.shared;
+    metrics.slowDisconnects.inc();
+    if (isEvent) metrics.dropped.inc();
     // Nothing more can be written whole: drop the socket.
     this.res.destroy();
     this.finish();
@@ -157,7 +167,7 @@ export class SseConnection {
   private finish() {
     if (this.closed) return;
     this.closed = true;
-    if (this.opened) this.metrics.connections.dec();
-    for (const fn of this.listeners.splice(0)) fn();
+    if (this.opened) this.shared.metrics.connections.dec();
+    this.shared.ended(this);
   }
 }

@@ -4,6 +4,7 @@
 // connection that may see it, through a bounded per-connection buffer. At
 // level 3 (stream-level.ts) frames carry ids, a stream resumes from one
 // (bus.ts), and presence is kept across gateways (presence.ts).
+import type { ServerResponse } from 'node:http';
 import type { Next } from 'koa';
 import { authenticate, bearerToken } from '../../shared/auth.js';
 import { AppError } from '../../shared/errors.js';
@@ -20,7 +21,7 @@ import { tracing } from '../../shared/tracing.js';
 import { channelOf, channelShard, homeShard } from '../../shared/event-bus.js';
 import { entryTime } from '../../shared/stream-reader.js';
 import { GatewayBus, formatPosition, parsePosition, startOf, type BusPosition } from './bus.js';
-import { Frame, SseConnection } from './connection.js';
+import { Frame, SseConnection, type ConnectionShared } from './connection.js';
 import { Hub, encodeFrame, type Ticket } from './hub.js';
 import { gatewayMetrics } from './metrics.js';
 import { Presence } from './presence.js';
@@ -105,7 +106,8 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
   const keepAliveTick = keepAliveMs / 3;
   const keepAlive = setInterval(() => {
     const now = Date.now();
-    for (const conn of [...hub.connections()]) if (now - conn.lastWriteAt >= keepAliveMs - keepAliveTick) conn.send(KEEP_ALIVE, false, now);
+    // No copy of the set: a stream cut off meanwhile leaves it, which its iterator allows.
+    for (const conn of hub.connections()) if (now - conn.lastWriteAt >= keepAliveMs - keepAliveTick) conn.send(KEEP_ALIVE, false, now);
   }, keepAliveTick);
   keepAlive.unref();
 
@@ -117,21 +119,37 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
   // (docs/realtime.md).
   const maxPerUser = rt.config.streamMaxPerUser;
   const openPerUser = new Map<string, number>();
-  function holdStreamSlot(userId: string): () => void {
+  function holdStreamSlot(userId: string) {
     const open = openPerUser.get(userId) ?? 0;
     if (open >= maxPerUser) {
       throw new AppError('too_many_streams', `this user already has ${maxPerUser} open streams (STREAM_MAX_PER_USER): close one before opening another`);
     }
     openPerUser.set(userId, open + 1);
-    let held = true;
-    return () => {
-      if (!held) return;
-      held = false;
-      const left = (openPerUser.get(userId) ?? 1) - 1;
-      if (left > 0) openPerUser.set(userId, left);
-      else openPerUser.delete(userId);
-    };
   }
+  function releaseStreamSlot(userId: string) {
+    const left = (openPerUser.get(userId) ?? 1) - 1;
+    if (left > 0) openPerUser.set(userId, left);
+    else openPerUser.delete(userId);
+  }
+
+  /** The timers that end the streams of keys that expire (hub.ts ends revoked ones); most keys never do. */
+  const expiring = new Map<SseConnection, NodeJS.Timeout>();
+
+  // Everything a stream holds is let go of here, once, whoever ends it: one
+  // function shared by all streams instead of closures kept by each (an idle
+  // stream's memory is most of what a gateway holds: docs/realtime.md).
+  const shared: ConnectionShared = {
+    maxQueueBytes,
+    metrics,
+    ended(conn) {
+      hub.detach(conn);
+      releaseStreamSlot(conn.info.userId);
+      if (conn.present) presence?.closed(conn.info.workspaceId, conn.info.userId);
+      const timer = expiring.get(conn);
+      if (timer) clearTimeout(timer);
+      expiring.delete(conn);
+    },
+  };
 
   async function middleware(ctx: AppContext, next: Next): Promise<void> {
     if (ctx.path !== STREAM_PATH) return next();
@@ -143,18 +161,20 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     const actor = ctx.state.actor ?? (await authenticate(rt.db, bearerToken(ctx.get('authorization')), rt.access));
     requireScope(actor, STREAM_SCOPE);
     const info = { keyId: actor.keyId, userId: actor.userId, workspaceId: actor.workspaceId, conversationIds: actor.conversationIds };
-    const releaseSlot = holdStreamSlot(actor.userId);
-    // 'close' comes once the answer is done or the client went away, stream or error.
-    ctx.res.once('close', releaseSlot);
+    holdStreamSlot(actor.userId);
     const ticket = hub.reserve(info);
+    // Once a connection exists, its end gives the slot back (shared.ended).
+    let streaming = false;
     try {
-      await openStream(ctx, ticket);
+      streaming = await openStream(ctx, ticket);
     } finally {
       hub.release(ticket);
+      if (!streaming) releaseStreamSlot(actor.userId);
     }
   }
 
-  async function openStream(ctx: AppContext, ticket: Ticket): Promise<void> {
+  /** Opens the stream; true once it has a connection (which then gives its slot back when it ends). */
+  async function openStream(ctx: AppContext, ticket: Ticket): Promise<boolean> {
     const { info } = ticket;
     // Read after the ticket exists, and only while the key and the user are
     // still valid: a revocation committed after this read cancels the ticket.
@@ -179,22 +199,18 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     res.flushHeaders();
     ctx.req.socket.setNoDelay(true);
     ctx.req.socket.setTimeout(0);
+    releaseKoaContext(res);
 
-    const conn = new SseConnection(
-      info,
-      res,
-      maxQueueBytes,
-      metrics,
-    );
+    const conn = new SseConnection(info, res, shared);
     // A key that expires ends its streams then, as its revocation would (hub.ts).
     if (snapshot.keyExpiresAt) endAt(conn, snapshot.keyExpiresAt.getTime());
     try {
       // Level 3: a stream that names the last frame it got resumes after it (bus.ts).
       const from = features.replay ? resumePoint(ctx) : null;
       const resumed = from ? await bus.canResume(from) : false;
-      if (presence) {
+      if (presence && !conn.closed) {
+        conn.present = true;
         await presence.opened(info.workspaceId, info.userId);
-        conn.onEnd(() => presence.closed(info.workspaceId, info.userId));
       }
       const online = presence ? await presence.online(info.workspaceId) : [];
       const init = (id: string | undefined) =>
@@ -224,13 +240,15 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
       conn.end();
     }
     if (closing) conn.end();
+    return true;
   }
 
   /** Ends `conn` at `at` (ms since the epoch); timers wait at most about 24 days, so a later one is set again. */
   function endAt(conn: SseConnection, at: number) {
+    if (conn.closed) return;
     const timer = setTimeout(() => (Date.now() >= at ? conn.end() : endAt(conn, at)), Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1));
     timer.unref();
-    conn.onEnd(() => clearTimeout(timer));
+    expiring.set(conn, timer);
   }
 
   /** The `Last-Event-ID` header, or the `last_event_id` query (EventSource cannot set headers on a first connect). */
@@ -276,4 +294,18 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     shardsRead: () => bus.reading,
     hub,
   };
+}
+
+/**
+ * Koa hooks every answer's end (on-finished) with a closure over the request's
+ * whole context (request, response, state), to report errors of the answers
+ * it writes. A stream's answer is the gateway's (`ctx.respond = false`) and
+ * lasts as long as the stream, so the hook is emptied, as on-finished does once
+ * it fired, and the context goes at once: about 1 KB of each idle stream
+ * (docs/realtime.md). test/api/stream-memory.test.ts fails if on-finished
+ * stops keeping its hooks there.
+ */
+function releaseKoaContext(res: ServerResponse) {
+  const hook = (res as { __onFinished?: { queue: unknown[] | null } }).__onFinished;
+  if (hook) hook.queue = null;
 }

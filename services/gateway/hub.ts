@@ -132,14 +132,18 @@ export class Hub {
       if (failure) throw failure.err;
       return;
     }
-    start();
     state.connections.add(conn);
     this.all.add(conn);
-    conn.onEnd(() => {
-      state.connections.delete(conn);
-      this.all.delete(conn);
-      this.forget(state);
-    });
+    // Indexed first: a start that ends the stream at once (no socket) takes it out again.
+    start();
+  }
+
+  /** Takes an ended connection out of the index (the gateway calls it for every stream that ends, attached or not). */
+  detach(conn: SseConnection) {
+    if (!this.all.delete(conn)) return;
+    const state = this.users.get(conn.info.userId)!;
+    state.connections.delete(conn);
+    this.forget(state);
   }
 
   /** Routes one event to every connection that may see it, in call order; returns how many got it. */

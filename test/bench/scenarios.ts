@@ -62,7 +62,8 @@ export async function startAxid(b: Bench, name: string, roles: string, o: { rais
     // e.g. --cpu-prof --cpu-prof-dir=<dir>: profiles are written when the bench stops the process
     nodeFlags: [...(process.env.BENCH_AXID_NODE_FLAGS ?? '').split(' ').filter(Boolean), ...inspectFlags()],
   });
-  await waitReady(proc, `${url}/readyz`);
+  // Migrating a fresh database took over 40 s on a machine with a load of 25.
+  await waitReady(proc, `${url}/readyz`, 180_000);
   return { proc, url };
 }
 
@@ -493,7 +494,8 @@ async function openStreams(b: Bench, ctx: StreamCtx, side: string, url: string, 
       c.call<{ opened: number; failed: number; errors: Record<string, number>; ms: number }>(
         'open',
         { url, specs: parts[i], concurrency: 250, timeoutMs: 30_000 },
-        180_000,
+        // Each stream has its own 30 s; 10,000 of them took over 3 minutes on a machine with a load of 25.
+        600_000,
       ),
     ),
   );

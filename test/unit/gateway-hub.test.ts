@@ -60,7 +60,7 @@ const member = (type: 'channel.member_added' | 'channel.member_removed'): AxidEv
 
 async function open(hub: Hub) {
   const res = new FakeResponse();
-  const conn = new SseConnection(info, res as unknown as ServerResponse, 1 << 20, metrics);
+  const conn = new SseConnection(info, res as unknown as ServerResponse, { maxQueueBytes: 1 << 20, metrics, ended: (c) => hub.detach(c) });
   const ticket = hub.reserve(info);
   const attached = hub.attach(conn, ticket, () => conn.send(encodeFrame('init', {}), false)).finally(() => hub.release(ticket));
   return { res, conn, attached };
