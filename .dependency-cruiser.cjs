@@ -44,7 +44,7 @@ module.exports = {
   options: {
     doNotFollow: { path: 'node_modules' },
     // npm packages stay in the graph as leaves (test/packaging/architecture.test.ts reads which ones a role loads).
-    exclude: { path: '^(dist/|services/mcp/templates/)' },
+    exclude: { path: '^(dist/|services/web/dist/|services/mcp/templates/)' },
     // The graph as it runs: type-only imports are erased, so a cycle of them
     // loads nothing twice. A type import across rooms still fails `tsc -b`:
     // each project references only the rooms it may use (shared, core).

@@ -20,3 +20,13 @@ export function useStore(): AxidClient {
 }
 
 export const displayName = (u: { name: string; display_name: string | null } | undefined | null) => (u ? u.display_name || u.name : 'Unknown');
+
+/** A conversation's name as people see it: `#name`, or a DM's other people. */
+export function conversationTitle(client: ReturnType<typeof useStore>, id: string) {
+  const c = client.store.channels.get(id);
+  if (c) return `#${c.name}`;
+  const dm = client.store.dms.get(id);
+  if (!dm) return 'Conversation';
+  const others = dm.member_ids.filter((u) => u !== client.store.me?.id);
+  return others.map((u) => displayName(client.store.users.get(u))).join(', ') || 'Just you';
+}

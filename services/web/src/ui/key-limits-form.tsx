@@ -1,8 +1,7 @@
 // The form choosing a new key's limits (level 3, docs/security.md "Scopes"):
 // a checkbox per scope, and per conversation the person is in. Loaded when
 // the person opens "Limit what the key can do" (settings.tsx).
-import { conversationTitle } from './sidebar.js';
-import { useStore } from './context.js';
+import { conversationTitle, useStore } from './context.js';
 import type { KeyLimits, Scope } from './key-limits.js';
 
 export const SCOPES: [Scope, string][] = [

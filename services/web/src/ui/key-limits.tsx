@@ -3,8 +3,7 @@
 // and in the key list. The form choosing them is key-limits-form.tsx (loaded
 // when opened). Nothing chosen is no limit: the fields are left out.
 import type { ApiKey } from '../lib/types.js';
-import { conversationTitle } from './sidebar.js';
-import { useStore } from './context.js';
+import { conversationTitle, useStore } from './context.js';
 
 export type Scope = NonNullable<ApiKey['scopes']>[number];
 

@@ -5,9 +5,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage } from '../lib/api.js';
 import { fromLocalInput, localInputValue, reminders, scheduledList, timeProblem, whenLabel, type Reminder, type ScheduledMessage } from '../lib/later.js';
 import { conversationPath, messagePath, openPath as go } from '../lib/routes.js';
-import { useStore } from './context.js';
+import { conversationTitle, useStore } from './context.js';
 import { Dialog } from './dialog.js';
-import { conversationTitle } from './sidebar.js';
 
 type Tab = 'scheduled' | 'reminders';
 

@@ -8,8 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { data, errorMessage } from '../lib/api.js';
 import type { components } from '../lib/api-schema.js';
 import { SCOPE_TEXT } from '../lib/oauth-consent.js';
-import { useStore } from './context.js';
-import { conversationTitle } from './sidebar.js';
+import { conversationTitle, useStore } from './context.js';
 
 type Authorization = components['schemas']['OAuthAuthorization'];
 type Scope = Authorization['scopes'][number];

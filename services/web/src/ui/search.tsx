@@ -9,8 +9,7 @@ import { ApiError, errorMessage } from '../lib/api.js';
 import { searchTerms } from '../lib/search.js';
 import { parseSearch, suggestionsAt, type FilterPeople } from '../lib/search-filters.js';
 import type { Message } from '../lib/types.js';
-import { displayName, useStore } from './context.js';
-import { conversationTitle } from './sidebar.js';
+import { conversationTitle, displayName, useStore } from './context.js';
 import { Icon } from './icons.js';
 import { plainText } from './markdown.js';
 

@@ -3,18 +3,9 @@
 // counts, the connection state, and the way to settings.
 import { conversationPath } from '../lib/routes.js';
 import type { Channel } from '../lib/types.js';
-import { displayName, useStore } from './context.js';
+import { conversationTitle, displayName, useStore } from './context.js';
 import { Avatar } from './message.js';
 import { LaterButton } from './schedule-send.js';
-
-export function conversationTitle(client: ReturnType<typeof useStore>, id: string) {
-  const c = client.store.channels.get(id);
-  if (c) return `#${c.name}`;
-  const dm = client.store.dms.get(id);
-  if (!dm) return 'Conversation';
-  const others = dm.member_ids.filter((u) => u !== client.store.me?.id);
-  return others.map((u) => displayName(client.store.users.get(u))).join(', ') || 'Just you';
-}
 
 export function connectionLabel(client: ReturnType<typeof useStore>) {
   const state = client.streamState;

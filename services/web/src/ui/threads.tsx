@@ -6,10 +6,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { errorMessage } from '../lib/api.js';
 import type { FollowedThread } from '../lib/types.js';
-import { displayName, useStore } from './context.js';
+import { conversationTitle, displayName, useStore } from './context.js';
 import { Icon } from './icons.js';
 import { plainText } from './markdown.js';
-import { conversationTitle } from './sidebar.js';
 
 export function ThreadsPanel({ onClose, onOpen }: { onClose(): void; onOpen(conversationId: string, messageId: string): void }) {
   const client = useStore();

@@ -5,10 +5,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { errorMessage } from '../lib/api.js';
 import type { ShownMessage } from '../lib/store.js';
-import { displayName, useStore } from './context.js';
+import { conversationTitle, displayName, useStore } from './context.js';
 import { Icon } from './icons.js';
 import { plainText } from './markdown.js';
-import { conversationTitle, unreadLabel } from './sidebar.js';
+import { unreadLabel } from './sidebar.js';
 
 export function UnreadsPanel({ onClose, onOpen }: { onClose(): void; onOpen(conversationId: string, messageId: string): void }) {
   const client = useStore();
