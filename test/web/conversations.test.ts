@@ -4,15 +4,9 @@
 // a sender of its own. Everything found by role and accessible name.
 import { expect } from 'chai';
 import type { Locator, Page } from 'playwright-core';
-import { newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
+import { newWorkspace, stack, uniqueName } from '../support/stack.js';
 import { screenshot, signedIn, suiteBrowser } from './browser.js';
-
-async function channelWith(ws: TestWorkspace, members: string[] = [], body: Record<string, unknown> = {}) {
-  const res = await ws.owner.post('/api/v1/channels', { name: uniqueName('ch'), ...body });
-  expect(res.status, JSON.stringify(res.body)).to.equal(201);
-  for (const id of members) expect((await ws.owner.post(`/api/v1/channels/${res.body.data.id}/members`, { user_id: id })).status).to.equal(201);
-  return res.body.data as { id: string; name: string };
-}
+import { channelWith } from './seed.js';
 
 const sidebar = (page: Page) => page.getByRole('navigation', { name: 'Conversations' });
 const focused = (l: Locator) => l.evaluate((el) => el === document.activeElement);

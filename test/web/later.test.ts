@@ -8,11 +8,11 @@
 // shared/config.ts) so that what the worker sends arrives within seconds.
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { startStack, type Stack } from '../../services/stack.js';
-import { createLogger } from '../../shared/logger.js';
+import type { Stack } from '../../services/stack.js';
 import { serverLevels } from '../support/client.js';
 import { sampleExport, SAMPLE_COUNTS, writeZip } from '../support/slack-export.js';
-import { newWorkspace, testEnv, uniqueName, type TestEnv, type TestWorkspace } from '../support/stack.js';
+import { separateStack } from '../support/separate-stack.js';
+import { newWorkspace, uniqueName, type TestWorkspace } from '../support/stack.js';
 import { axeProblems, openTab, screenshot, suiteBrowser, type AppPage } from './browser.js';
 import type { Page } from 'playwright-core';
 
@@ -23,19 +23,18 @@ const PHONE = { width: 390, height: 844 };
 describe('web app: schedule for later, remind me, email settings, Slack import (level 3)', function () {
   this.timeout(180_000);
   const b = suiteBrowser();
-  let env: TestEnv;
+  let separate: Awaited<ReturnType<typeof separateStack>> | undefined;
   let s: Stack;
   let ws: TestWorkspace;
 
   before(async () => {
-    env = testEnv({ FEATURE_LEVEL: '3', SCHEDULE_MIN_LEAD_SECONDS: '1' });
-    s = await startStack(env.config, createLogger(env.config.logLevel));
+    separate = await separateStack({ FEATURE_LEVEL: '3', SCHEDULE_MIN_LEAD_SECONDS: '1' });
+    s = separate.stack;
     serverLevels.set(s.url, '3');
   });
   after(async () => {
     serverLevels.delete(s?.url);
-    await s?.close();
-    await env?.cleanup();
+    await separate?.stop();
   });
   beforeEach(async () => {
     ws = await newWorkspace(s);

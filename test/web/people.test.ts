@@ -5,15 +5,9 @@
 // Found by role and accessible name, two people and a bot.
 import { expect } from 'chai';
 import { uploadFile } from '../support/files.js';
-import { newWorkspace, stack, uniqueName, type TestWorkspace } from '../support/stack.js';
+import { newWorkspace, stack, uniqueName } from '../support/stack.js';
 import { axeProblems, screenshot, signedIn, suiteBrowser } from './browser.js';
-
-async function channelWith(ws: TestWorkspace, members: string[] = [], body: Record<string, unknown> = {}) {
-  const res = await ws.owner.post('/api/v1/channels', { name: uniqueName('ch'), ...body });
-  expect(res.status, JSON.stringify(res.body)).to.equal(201);
-  for (const id of members) expect((await ws.owner.post(`/api/v1/channels/${res.body.data.id}/members`, { user_id: id })).status).to.equal(201);
-  return res.body.data as { id: string; name: string };
-}
+import { channelWith } from './seed.js';
 
 const mention = (text: string, user: { id: string; name: string }) => ({
   content: `${text} @${user.name}`,

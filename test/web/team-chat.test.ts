@@ -7,21 +7,9 @@ import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import type { Stack } from '../../services/stack.js';
-import { level3Stack, newWorkspace, uniqueName, type TestWorkspace } from '../support/stack.js';
+import { level3Stack, newWorkspace, uniqueName } from '../support/stack.js';
 import { axeProblems, screenshot, signedIn, suiteBrowser } from './browser.js';
-
-async function channelWith(ws: TestWorkspace, members: string[] = [], body: Record<string, unknown> = {}) {
-  const res = await ws.owner.post('/api/v1/channels', { name: uniqueName('ch'), ...body });
-  expect(res.status, JSON.stringify(res.body)).to.equal(201);
-  for (const id of members) expect((await ws.owner.post(`/api/v1/channels/${res.body.data.id}/members`, { user_id: id })).status).to.equal(201);
-  return res.body.data as { id: string; name: string };
-}
-
-async function post(ws: TestWorkspace, channelId: string, content: string) {
-  const res = await ws.owner.post(`/api/v1/channels/${channelId}/messages`, { content });
-  expect(res.status, JSON.stringify(res.body)).to.equal(201);
-  return res.body.data as { id: string };
-}
+import { channelWith, post } from './seed.js';
 
 const article = (page: Page, text: string) => page.getByRole('article', { name: new RegExp(`: ${text}$`) });
 
