@@ -16,7 +16,7 @@ import { createRemoteServer } from './mcp/src/server.js';
 export function remoteMcpEndpoint(rt: Runtime, api: Router<AppState>) {
   // The API's routes with the same middleware as every request (errors, rate limit, access log).
   const routes = createApp(rt, { api }).callback();
-  const rules = { trackerHosts: rt.config.trackerHosts, codeHosts: rt.config.codeHosts, agentBlocks: rt.config.featureLevel >= 3 };
+  const rules = { trackerHosts: rt.config.trackerHosts, codeHosts: rt.config.codeHosts, agentBlocks: rt.presenters.agentsAtHome };
   return remoteMcp(rt, {
     serverFor: (token, origin) => createRemoteServer({ api: { apiKey: token, baseUrl: rt.config.publicBaseUrl.replace(/\/+$/, ''), fetch: inProcessFetch(routes, origin) }, rules }),
   });

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { exportSlack } from '../../services/core/imports/slack-export.js';
 import { generateApiKey } from '../../shared/auth.js';
+import { emailIdentity } from '../../shared/identity.js';
 import { importSlackExport, type ImportReport } from '../../services/core/imports/slack-import.js';
 import { importDepsOf } from '../../services/core/imports/imports.deps.js';
 import type { Stack } from '../../services/stack.js';
@@ -261,7 +262,8 @@ describe('npm run import:slack (the import, at level 3)', () => {
   it('--default-email-domain gives people without one an email; a person whose email an active user has is that user', async () => {
     const other = await newWorkspace(s);
     const existing = await other.user({ name: 'alice-here' });
-    await s.rt.db('users').where({ id: existing.id }).update({ email: 'Alice@Example.com' });
+    // Set as an admin sets it, so it is stored with its identity (shared/identity.ts).
+    expectOk(await other.owner.patch(`/api/v1/workspaces/current/members/${existing.id}`, { email: 'Alice@Example.com' }));
     const r = await importSlackExport(importDepsOf(s.rt), zip, { workspaceId: other.workspaceId, filesFrom: files, defaultEmailDomain: 'example.org' });
     expect(r.counts.users).to.equal(SAMPLE_COUNTS.users - 1);
     expect(r.notes).to.include('user alice (U001) is the existing user alice-here (same email)');
@@ -270,6 +272,9 @@ describe('npm run import:slack (the import, at level 3)', () => {
     expect(emails.get('dave')).to.equal('dave@example.com');
     expect(emails.get('deploybot'), 'agents get none').to.equal(null);
     expect(emails.has('alice')).to.equal(false);
+    // Imported addresses carry their identity as every other user's does, so sign-in and SSO find them.
+    const keys = await s.rt.db('users').where({ workspace_id: other.workspaceId }).whereNotNull('email').select('email', 'email_key');
+    for (const u of keys) expect(u.email_key, u.email).to.equal(emailIdentity(u.email));
     const mapped = await s.rt.db('slack_import_map').where({ workspace_id: other.workspaceId, kind: 'user', slack_key: 'U001' }).first('axid_id');
     expect(mapped.axid_id).to.equal(existing.id);
   });

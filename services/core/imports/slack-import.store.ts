@@ -34,17 +34,19 @@ export async function slackIdsOf(db: Db, workspaceId: string, kind: MapKind): Pr
 export interface ExistingUser {
   id: string;
   name: string;
-  email: string | null;
+  email_key: string | null;
 }
 
 export const activeUsers = (db: Db, workspaceId: string): Promise<ExistingUser[]> =>
-  db('users').where({ workspace_id: workspaceId }).whereNull('deactivated_at').select('id', 'name', 'email');
+  db('users').where({ workspace_id: workspaceId }).whereNull('deactivated_at').select('id', 'name', 'email_key');
 
 export interface NewUser {
   id: string;
   name: string;
   display_name: string | null;
   email: string | null;
+  /** The address as shared/identity.ts makes it (null where it cannot be compared safely), as users.store writes it. */
+  email_key: string | null;
   is_agent: boolean;
   deactivated: boolean;
 }
@@ -52,15 +54,16 @@ export interface NewUser {
 export async function insertUsers(db: Db, workspaceId: string, users: NewUser[]) {
   if (users.length === 0) return;
   await db.raw(
-    `INSERT INTO users (id, workspace_id, name, display_name, email, is_agent, role, deactivated_at)
-     SELECT i, ?::uuid, n, d, e, a, 'member', CASE WHEN x THEN now() END
-       FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::boolean[], ?::boolean[]) AS u(i, n, d, e, a, x)`,
+    `INSERT INTO users (id, workspace_id, name, display_name, email, email_key, is_agent, role, deactivated_at)
+     SELECT i, ?::uuid, n, d, e, k, a, 'member', CASE WHEN x THEN now() END
+       FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::boolean[], ?::boolean[]) AS u(i, n, d, e, k, a, x)`,
     arrays([
       workspaceId,
       users.map((u) => u.id),
       users.map((u) => u.name),
       users.map((u) => u.display_name),
       users.map((u) => u.email),
+      users.map((u) => u.email_key),
       users.map((u) => u.is_agent),
       users.map((u) => u.deactivated),
     ]),

@@ -15,6 +15,7 @@ import type { OutboundFetcher } from '../../../shared/http/outbound-fetch.js';
 import { randomUUID } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { validateContentJson } from '../../../shared/blocks/index.js';
+import { emailIdentity } from '../../../shared/identity.js';
 import type { Knex } from '../../../shared/db/knex.js';
 import { recordEvents, type EventSink } from '../../../shared/events.js';
 import { recordJob } from '../../../shared/jobs.js';
@@ -236,9 +237,8 @@ class Importer {
     const mapped = await store.loadMap(db, ws, 'user');
     const mappedBots = await store.loadMap(db, ws, 'bot');
     const existing = await store.activeUsers(db, ws);
-    const byEmail = new Map(existing.filter((u) => u.email).map((u) => [u.email!.toLowerCase(), u]));
+    const byEmail = new Map(existing.filter((u) => u.email_key).map((u) => [u.email_key!, u]));
     const takenNames = new Set(existing.map((u) => u.name));
-    const byId = new Map(existing.map((u) => [u.id, u]));
     const known = new Map<string, { name: string; active: boolean }>(
       (await db('users').where({ workspace_id: ws }).whereIn('id', [...mapped.values(), ...mappedBots.values()]).select('id', 'name', 'deactivated_at')).map(
         (u: { id: string; name: string; deactivated_at: Date | null }) => [u.id, { name: u.name, active: u.deactivated_at === null }],
@@ -270,7 +270,9 @@ class Importer {
       const deleted = Boolean(u.deleted);
       let email = u.profile?.email?.trim() || null;
       if (!email && this.o.defaultEmailDomain && !isBot) email = `${(u.name ?? u.id).toLowerCase()}@${this.o.defaultEmailDomain}`;
-      const same = email && !deleted ? byEmail.get(email.toLowerCase()) : undefined;
+      // One identity for an address, as everywhere (shared/identity.ts): matched and stored by it.
+      const emailKey = email ? (emailIdentity(email) ?? null) : null;
+      const same = emailKey && !deleted ? byEmail.get(emailKey) : undefined;
       if (same) {
         // The same person already here (the owner who exports their own Slack): one account.
         this.people.set(u.id, { id: same.id, name: same.name, label, active: true });
@@ -281,10 +283,9 @@ class Importer {
       const id = randomUUID();
       const name = deleted ? (u.name ?? u.id).slice(0, 80) : uniqueName(u.name ?? u.id);
       if (!deleted && name !== (u.name ?? u.id)) this.report.notes.push(`user ${u.name ?? u.id} (${u.id}) is named ${name}: the name was taken`);
-      if (email && !deleted) byEmail.set(email.toLowerCase(), { id, name, email });
-      fresh.push({ id, name, display_name: label === name ? null : label, email: deleted ? null : email, is_agent: isBot, deactivated: deleted });
+      if (emailKey && !deleted) byEmail.set(emailKey, { id, name, email_key: emailKey });
+      fresh.push({ id, name, display_name: label === name ? null : label, email: deleted ? null : email, email_key: deleted ? null : emailKey, is_agent: isBot, deactivated: deleted });
       freshKeys.push({ key: u.id, id });
-      byId.set(id, { id, name, email });
       this.people.set(u.id, { id, name, label, active: !deleted });
       this.report.counts.users++;
       if (u.is_restricted || u.is_ultra_restricted) this.group('guests', 'Guests in Slack, members here in the channels the export lists', name);
@@ -301,7 +302,7 @@ class Importer {
       }
       const id = randomUUID();
       const name = uniqueName(bot.name);
-      fresh.push({ id, name, display_name: null, email: null, is_agent: true, deactivated: false });
+      fresh.push({ id, name, display_name: null, email: null, email_key: null, is_agent: true, deactivated: false });
       freshBotKeys.push({ key, id });
       this.people.set(`bot:${key}`, { id, name, label: bot.name, active: true });
       this.report.counts.users++;
