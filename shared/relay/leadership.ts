@@ -40,7 +40,8 @@ export class AdvisoryLockLeadership implements Leadership {
     if (this.held || this.closed) return this.held;
     try {
       if (!this.client) {
-        const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'axid-relay', connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+        // No JIT, as the pools (shared/db/knex.ts): it compiled this read again on every execution.
+        const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'axid-relay', connectionTimeoutMillis: CONNECT_TIMEOUT_MS, options: '-c jit=off' });
         // A lost connection is a lost lock: another process may be elected now.
         client.on('error', () => void this.lose());
         this.client = client;

@@ -36,36 +36,49 @@ export interface OutboxRow {
 type Query = <R>(sql: string, params: unknown[], name?: string) => Promise<R[]>;
 
 /**
- * The predicate "written by a transaction that committed after `w.done` and
- * is visible in `w.target`", for a source's xid8 column: one that had not
- * started at `done` (xid at or past its xmax) or was running then (in its
- * list), each an index range or probe on the column. Not "xid at or past
- * done's xmin": xids are the cluster's, so any long transaction, in any
- * database of the server, would hold that bound back and make every read scan
- * everything written since it began.
+ * The read window, "written by a transaction that committed after `w.done`
+ * and is visible in `w.target`", for a source's xid8 column, in two halves,
+ * each read apart (UNION ALL) so that each is an index range or probe on the
+ * column: transactions that had not started at `done` (xid at or past its
+ * xmax, below `target`'s), and those running then (in its list). The halves
+ * never overlap: a running xid is below its snapshot's xmax. Not "xid at or
+ * past done's xmin": xids are the cluster's, so any long transaction, in any
+ * database of the server, would hold that bound back and make every read
+ * scan everything written since it began.
  *
- * The upper bound, `target`'s xmax, is implied by visibility in `target`; it
- * is written out for the planner. The read is prepared once per connection,
- * often on a small table: with an open range (`>= done_xmax`) the plan it
- * kept read every row of messages_event_xid, or the whole table, on each
- * read once messages had grown (82 ms a read at 400,000 rows, half of them
- * not events); a closed range is estimated as narrow, statistics or not, and
- * stays an index range (test/api/relay-read-plan.test.ts).
+ * Why two halves and a closed range: the read is prepared once per
+ * connection, often on a small table. With an open range (`>= done_xmax`)
+ * the plan it kept read every row of messages_event_xid, or the whole table,
+ * on each read once messages had grown (82 ms a read at 400,000 rows); with
+ * the halves joined by OR the planner could use neither as an index
+ * condition and filtered every entry of messages_event_xid on each read (10
+ * to 40 ms a read after a few minutes of the loadtest, most of PostgreSQL's
+ * CPU: docs/bench.md). Each half alone is an index range or probe, statistics
+ * or not (test/api/relay-read-plan.test.ts).
  */
-export const inReadWindow = (xidColumn: string) =>
-  `((${xidColumn} >= w.done_xmax AND ${xidColumn} < w.target_xmax) OR ${xidColumn} = ANY (w.done_xip)) AND pg_visible_in_snapshot(${xidColumn}, w.target)`;
+export type ReadWindow = (xidColumn: string) => string;
+// The bounds as values computed once (InitPlans), which an index condition always takes; as join columns the planner filtered instead.
+const STARTED_SINCE_DONE: ReadWindow = (x) =>
+  `${x} >= (SELECT done_xmax FROM w) AND ${x} < (SELECT target_xmax FROM w) AND pg_visible_in_snapshot(${x}, w.target)`;
+const RUNNING_AT_DONE: ReadWindow = (x) => `${x} = ANY (w.done_xip) AND pg_visible_in_snapshot(${x}, w.target)`;
 
 /** Outbox rows of transactions visible in `snapshot` (published when it is the recorded `done`). */
 const PUBLISHED_AT = (snapshot: string) =>
   `xid < pg_snapshot_xmax(${snapshot}) AND NOT (xid = ANY (ARRAY(SELECT pg_snapshot_xip(${snapshot}))))`;
 
 /**
- * A table whose rows are events themselves: SQL selecting `id` (from
- * event_seq), `type`, `event` (JSON text), `channel_id` (text, the shard's
- * key) and `trace` (the row's trace_context) from its rows in the read window,
- * `FROM <table>, w WHERE inReadWindow(<xid column>) AND <id> > w.after`.
+ * A table whose rows are events: given a half of the read window, SQL
+ * selecting `id` (from event_seq), `type`, `event` (JSON text), `channel_id`
+ * (text, the shard's key) and `trace` (the row's trace_context) from its rows
+ * in it, `FROM <table>, w WHERE ${inWindow('<xid column>')} AND <id> > w.after`.
  */
-export type EventSource = string;
+export type EventSource = (inWindow: ReadWindow) => string;
+
+/** The outbox's rows: an event source as any other. */
+const OUTBOX_EVENTS: EventSource = (inWindow) => `
+      SELECT o.id, o.event->>'type' AS type, o.event::text AS event,
+             COALESCE(o.event->'to'->>'channel_id', o.event->'data'->'conversation'->>'id') AS channel_id, o.trace_context AS trace
+        FROM outbox o, w WHERE ${inWindow('o.xid')} AND o.id > w.after`;
 
 interface Position {
   done: string;
@@ -104,16 +117,15 @@ export function outboxTable(query: Query, sources: EventSource[] = []): OutboxTa
     ), gc AS (
       DELETE FROM outbox WHERE $4::boolean AND $1::text IS NOT NULL AND ${PUBLISHED_AT('$1::text::pg_snapshot')}
     ), w AS (
+      -- One row: LIMIT 1 tells the planner, which has no statistics of relay_cursor where nothing analyzes it.
       SELECT p.done, pg_snapshot_xmax(p.done) AS done_xmax, ARRAY(SELECT pg_snapshot_xip(p.done)) AS done_xip,
              coalesce(p.target, pg_current_snapshot()) AS target, pg_snapshot_xmax(coalesce(p.target, pg_current_snapshot())) AS target_xmax, p.after
         FROM (SELECT $1::text::pg_snapshot AS done, $2::text::pg_snapshot AS target, $3::bigint AS after WHERE $1::text IS NOT NULL
               UNION ALL
               SELECT done, target, after FROM relay_cursor WHERE $1::text IS NULL) p
+       LIMIT 1
     ), e AS (
-      SELECT o.id, o.event->>'type' AS type, o.event::text AS event,
-             COALESCE(o.event->'to'->>'channel_id', o.event->'data'->'conversation'->>'id') AS channel_id, o.trace_context AS trace
-        FROM outbox o, w WHERE ${inReadWindow('o.xid')} AND o.id > w.after
-      ${sources.map((s) => `UNION ALL ${s}`).join('\n')}
+      ${[OUTBOX_EVENTS, ...sources].flatMap((source) => [source(STARTED_SINCE_DONE), source(RUNNING_AT_DONE)]).join('\n      UNION ALL')}
       ORDER BY id LIMIT $5
     )
     SELECT w.done::text AS done, w.target::text AS target, e.id, e.type, e.event, e.channel_id, e.trace FROM w LEFT JOIN e ON true ORDER BY e.id`;

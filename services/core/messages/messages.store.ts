@@ -3,7 +3,7 @@ import { RowBatch, batchesPerPool, type RowWriters } from '../../../shared/db/ro
 import type { JsonPage } from '../../../shared/http/envelope.js';
 import { existsAt, type FeatureLevel } from '../../../shared/feature-level.js';
 import { BOTH_WAYS } from './messages.schemas.js';
-import { inReadWindow, type EventSource } from '../../../shared/relay/outbox-table.js';
+import type { EventSource } from '../../../shared/relay/outbox-table.js';
 import { tracing } from '../../../shared/tracing.js';
 import { messageFieldsAt, type MessageField, type MessageRow, type ReactionSummary } from './messages.presenter.js';
 import { CARRIED_FILE_ID, CARRIES_A_FILE } from '../../../shared/db/migrations/120_file_carriers.js';
@@ -330,12 +330,14 @@ const messageJson = (level: FeatureLevel, fields: Record<MessageField, string> =
  * row's when the relay reads it: an edit or a delete that committed before is
  * published after it (message.updated, message.deleted).
  */
-export const messageCreatedEvents = (level: FeatureLevel): EventSource => `
+export const messageCreatedEvents =
+  (level: FeatureLevel): EventSource =>
+  (inWindow) => `
   SELECT m.seq AS id, 'message.created' AS type,
          '{"type":"message.created","to":{"scope":"channel","workspace_id":"' || m.workspace_id || '","channel_id":"' || m.channel_id ||
          '"},"data":{"message":' || ${messageJson(level, { ...MESSAGE_FIELD_SQL, thread: 'NULL::json', reactions: `'[]'::json` })}::text || '}}' AS event,
          m.channel_id::text AS channel_id, m.trace_context AS trace
-    FROM messages m, w WHERE ${inReadWindow('m.event_xid')} AND m.seq > w.after`;
+    FROM messages m, w WHERE ${inWindow('m.event_xid')} AND m.seq > w.after`;
 
 /**
  * One page as JSON text, newest first: the first $3 of the $3 + 1 rows
