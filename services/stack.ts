@@ -15,6 +15,7 @@ import { createMetrics } from '../shared/metrics.js';
 import { createOutboxRelay, type OutboxRelay } from '../shared/relay/outbox-relay.js';
 import { messageCreatedEvents } from './core/messages/messages.store.js';
 import { presentersAt } from './core/presenters.js';
+import { PageCache } from './core/messages/page-cache.js';
 import type { JobOutboxPublisher } from '../shared/job-outbox.js';
 import { JobWakeups } from '../shared/job-wakeups.js';
 import { ACCESS_STREAM_BLOCK_MS, AccessCache } from '../shared/access-cache.js';
@@ -152,6 +153,7 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
     outbound: new OutboundFetcher(config.outbound),
     // The objects of the level, made once: core renders through them and never asks the level.
     presenters: presentersAt(config.featureLevel),
+    pages: new PageCache(redis, { prefix: config.redisKeyPrefix, ttlSeconds: config.pageCacheSeconds, log, metrics }),
     // Time-boxed: a dependency that does not answer makes /readyz answer 503
     // within READY_TIMEOUT_MS instead of hanging with it.
     async ready() {
@@ -225,6 +227,8 @@ async function startEventFlow(rt: Runtime, deps: Dependencies, o: { writes: bool
   const stopCommitListener = rt.events.subscribe((committed) => {
     if (relay) relay.committed();
     for (const event of committed) rt.access.onEvent(event);
+    // Every change to what a history page shows carries an event to its channel: the kept pages go before the writer is answered.
+    return rt.pages.invalidate(committed.flatMap((event) => (event.to.scope === 'channel' ? [event.to.channel_id] : [])));
   });
   reader?.start();
 

@@ -158,6 +158,8 @@ const EnvSchema = z.object({
   // Bounds on a hung dependency (docs/reliability.md, "A hung dependency").
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2_000),
+  // The newest history pages kept in Redis (services/core/messages/page-cache.ts): seconds at most; 0 keeps none.
+  PAGE_CACHE_SECONDS: z.coerce.number().int().min(0).max(3_600).default(60),
   // The event bus (docs/realtime.md): streams events are spread over, and how
   // long they are kept for replay (level 3).
   EVENT_SHARDS: z.coerce.number().int().min(1).max(64).default(1),
@@ -301,6 +303,8 @@ const ConfigSchema = EnvChecked.transform((e) => ({
   dbStatementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
   /** ioredis commandTimeout of the command connection (shared/redis.ts). */
   redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
+  /** Seconds a conversation's newest pages stay in Redis at most; 0: not kept (services/core/messages/page-cache.ts). */
+  pageCacheSeconds: e.PAGE_CACHE_SECONDS,
   /** Streams the event bus spreads events over (shared/event-bus.ts); 1: one stream. */
   eventShards: e.EVENT_SHARDS,
   /** Seconds events stay in the bus for replay (trimmed by MINID at level 3). */

@@ -112,16 +112,21 @@ export interface AxidEvent {
 }
 
 
-type CommitListener = (events: AxidEvent[]) => void;
+/** A listener may return a promise: work the writing request waits for before it answers (settled()). */
+type CommitListener = (events: AxidEvent[]) => void | Promise<void>;
+
+/** How long a writing request waits for its commit's listeners at most (they bound their own work; this is the backstop). */
+const SETTLE_MS = 1_000;
 
 /**
  * The listeners for the events one runtime commits (its relay is woken to
- * publish them, its access cache drops what they change). One per runtime, not
- * per process: two stacks in one process (tests) never see each other's
- * commits, whose outbox rows live in another database.
+ * publish them, its access cache and page cache drop what they change). One
+ * per runtime, not per process: two stacks in one process (tests) never see
+ * each other's commits, whose outbox rows live in another database.
  */
 export class CommitListeners {
   private readonly listeners = new Set<CommitListener>();
+  private readonly pending = new Set<Promise<void>>();
 
   /** Runs `listener` right after each commit, before the request answers. Returns the unsubscribe function. */
   subscribe(listener: CommitListener): () => void {
@@ -135,7 +140,26 @@ export class CommitListeners {
    * after a statement that wrote outbox rows outside a transaction.
    */
   committed(events: AxidEvent[]): void {
-    for (const listener of this.listeners) listener(events);
+    for (const listener of this.listeners) {
+      const work = listener(events);
+      if (!work) continue;
+      const done = work.catch(() => undefined);
+      this.pending.add(done);
+      void done.finally(() => this.pending.delete(done));
+    }
+  }
+
+  /**
+   * Resolves once the listeners' work of the commits so far is done (the
+   * page cache's invalidations): a writing request waits for it before it
+   * answers (shared/http/route.ts), so that its writer's next read, on any
+   * process, finds nothing older than the write. Bounded by SETTLE_MS.
+   */
+  async settled(): Promise<void> {
+    if (this.pending.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, SETTLE_MS)));
+    await Promise.race([Promise.all(this.pending), late]).finally(() => clearTimeout(timer));
   }
 
   get size() {

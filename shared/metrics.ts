@@ -66,6 +66,12 @@ export function createMetrics() {
       labelNames: ['target', 'reason'] as const,
       registers: [registry],
     }),
+    pageCache: new client.Counter({
+      name: 'axid_page_cache_reads_total',
+      help: 'Newest history pages asked of the page cache (services/core/messages/page-cache.ts): hit, miss, or error (read from the database)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
     replicaLag: new client.Gauge({
       name: 'axid_db_replica_lag_seconds',
       help: 'How long ago the primary first wrote WAL the read replica has not replayed',

@@ -303,8 +303,11 @@ export class RouteTable {
         if (spec.method !== 'get') {
           // The primary did not answer: asking it for its position would make the
           // request wait as long again (a hung server: twice the bound).
-          if (failure !== null && isDependencyUnavailable(failure)) ctx.state.rt.reads.lostTrack();
-          else await ctx.state.rt.reads.wrote(ctx.state.actor ?? null);
+          // The commit's listeners drop what it changed from the page cache before the writer is answered (shared/events.ts).
+          if (failure !== null && isDependencyUnavailable(failure)) {
+            ctx.state.rt.reads.lostTrack();
+            await ctx.state.rt.events.settled();
+          } else await Promise.all([ctx.state.rt.reads.wrote(ctx.state.actor ?? null), ctx.state.rt.events.settled()]);
         }
       }
       if (result === undefined) {

@@ -13,8 +13,8 @@ describe('commits are heard per runtime', () => {
     const other = await separateStack();
     const heardHere: AxidEvent[] = [];
     const heardThere: AxidEvent[] = [];
-    const stopHere = stack().rt.events.subscribe((events) => heardHere.push(...events));
-    const stopThere = other.stack.rt.events.subscribe((events) => heardThere.push(...events));
+    const stopHere = stack().rt.events.subscribe((events) => void heardHere.push(...events));
+    const stopThere = other.stack.rt.events.subscribe((events) => void heardThere.push(...events));
     try {
       const ws = await newWorkspace();
       const channel = await createChannel(ws.owner);

@@ -12,5 +12,6 @@ export const importDepsOf = (rt: Runtime): ImportDeps => ({
   baseUrl: rt.config.publicBaseUrl,
   allowPrivate: rt.config.eventDelivery.allowPrivate,
   outbound: rt.outbound,
+  pages: rt.pages,
   blockRules: { trackerHosts: rt.config.trackerHosts, codeHosts: rt.config.codeHosts },
 });

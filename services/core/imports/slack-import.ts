@@ -10,9 +10,10 @@
 //    slack_import_map in the same transactions, so a run cut short (or run
 //    again, or run on a later export) carries on and adds only what is new.
 // Imported messages publish no event (event_xid NULL); the import ends with
-import type { OutboundFetcher } from '../../../shared/http/outbound-fetch.js';
 // one `import.finished` to the workspace's owners and admins.
 import { randomUUID } from 'node:crypto';
+import type { OutboundFetcher } from '../../../shared/http/outbound-fetch.js';
+import type { PageCache } from '../messages/page-cache.js';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { validateContentJson } from '../../../shared/blocks/index.js';
 import { emailIdentity } from '../../../shared/identity.js';
@@ -96,6 +97,8 @@ export interface ImportDeps extends EventSink {
   /** The one outbound fetcher (downloads by URL). */
   outbound: OutboundFetcher;
   blockRules: { trackerHosts: string[]; codeHosts: string[] };
+  /** The page cache, where the caller has one (the worker; `npm run import:slack` has none: pages it changed go within PAGE_CACHE_SECONDS). */
+  pages?: Pick<PageCache, 'invalidate'>;
 }
 
 const DEFAULT_BATCH = 2000;
@@ -505,7 +508,7 @@ class Importer {
       await store.writeMessages(trx, ws, b);
       // Imported history starts read (the conversations this batch wrote to).
       await memberships.markAllRead(trx, [...b.readMarks]);
-    });
+    }).then(() => this.deps.pages?.invalidate(b.messages.map((m) => m.channel_id)));
     // Not awaited here: the next batch is read and converted meanwhile; its flush waits for this one.
     this.writing.catch(() => undefined);
   }

@@ -275,16 +275,23 @@ export async function listMessages(rt: Runtime, actor: Actor, channelId: string,
   const { channel } = await requireReadable(rt.db, actor, channelId, kind, rt.access);
   const from = pageFrom(q);
   const bothWays = rt.presenters.messageSql.bothWays;
+  const list = { channelId: channel.id, threadId: q.thread_id, limit: q.limit };
+  // The newest page (a channel switch) is usually kept (page-cache.ts): the same for every reader, dropped by any change.
+  const pageKey = 'before' in from && from.before === undefined ? { level: rt.config.featureLevel, channelId: channel.id, threadId: q.thread_id ?? null, limit: q.limit } : null;
+  const kept = pageKey ? await rt.pages.get(pageKey) : null;
+  if (kept && 'data' in kept) return listJson(bothWays ? { ...kept, firstSeq: null, hasNewer: false } : kept);
   // Who may read is decided on the primary (and cached); the page may come from a replica.
   const page = await rt.reads.read(actor, async (db) => {
     if (q.thread_id && !(await store.isRootOf(db, channel.id, q.thread_id))) throw badThread();
-    const list = { channelId: channel.id, threadId: q.thread_id, limit: q.limit };
+    if (pageKey) {
+      const read = await store.listMessages(db, rt.presenters.messageSql, list);
+      // Kept only from the primary: a replica may lag behind a change whose pages were already dropped.
+      if (kept && db === rt.db) await rt.pages.fill(pageKey, kept, read);
+      // The newest page has nothing newer: at level 3 the level-2 statement serves it.
+      return bothWays ? { ...read, firstSeq: null, hasNewer: false } : read;
+    }
     const before = 'before' in from ? from.before : undefined;
     if (!bothWays) return store.listMessages(db, rt.presenters.messageSql, { ...list, before });
-    // The newest page has nothing newer: the level-2 statement serves it.
-    if ('before' in from && before === undefined) {
-      return { ...(await store.listMessages(db, rt.presenters.messageSql, list)), firstSeq: null, hasNewer: false };
-    }
     const found = await store.listMessagesBothWays(db, bothWays, { ...list, from });
     if (!found) throw notFound('Message');
     return found;

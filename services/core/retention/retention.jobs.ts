@@ -30,7 +30,8 @@ export interface RetentionCounts {
   audit_entries: number;
 }
 
-type RetentionRuntime = Pick<Runtime, 'db' | 's3' | 'log' | 'config'>;
+// `pages` where the caller has Redis (the worker); `npm run retention` has none, and pages it changed go within PAGE_CACHE_SECONDS.
+type RetentionRuntime = Pick<Runtime, 'db' | 's3' | 'log' | 'config'> & Partial<Pick<Runtime, 'pages'>>;
 
 /** Deletes stored objects once the rows that named them are committed gone; a failure is logged and leaves only bytes no row names. */
 async function deleteObjects(rt: RetentionRuntime, keys: string[]): Promise<number> {
@@ -85,7 +86,11 @@ export async function runRetention(rt: RetentionRuntime, o: { batch?: number; no
         await deleteStep(channel.workspace_id, (trx) => store.deleteRoots(trx, roots));
         if (roots.length < batch) break;
       }
-      if (touched) counts.channels++;
+      if (touched) {
+        counts.channels++;
+        // Retention deletes without events: the conversation's kept pages go here.
+        await rt.pages?.invalidate([channel.id]);
+      }
     }
     if (channels.length < 500) break;
     after = channels[channels.length - 1]!.seq;
