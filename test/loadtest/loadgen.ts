@@ -10,6 +10,8 @@
 // ids of the messages it posted, then exits).
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Histogram } from '../bench/lib/stats.js';
 
@@ -75,6 +77,10 @@ const idleMs = () => MIN_IDLE_MS + Math.floor(Math.random() * (AVG_IDLE_MS * 2 -
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const pick = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)]!;
 const REQUEST_TIMEOUT_MS = 10_000;
+/** Every stream's reads land here (net's `onread`): no buffer per read. */
+const READ_BUFFER = Buffer.alloc(64 * 1024);
+const MARKER = Buffer.from('event: ');
+const INIT = Buffer.from('event: init');
 
 // ---------------------------------------------------------------- measuring
 
@@ -106,27 +112,58 @@ class Window {
 let window = new Window();
 
 let apiUrl = '';
-let gatewayUrl = '';
+let gateway = { host: '127.0.0.1', port: 0 };
 
-async function request(action: string, key: string, method: string, pathname: string, body?: unknown): Promise<{ status: number; json: any }> {
+// Requests go through node:http on kept-alive connections, streams over raw
+// sockets (below): the load generator shares the box with what it measures,
+// and fetch (undici) and the HTTP client's parsing of every event cost it
+// several times what these do (docs/bench.md, "The loadtest's own cost").
+const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+
+function request(action: string, key: string, method: string, pathname: string, body?: unknown): Promise<{ status: number; json: any }> {
   const t = performance.now();
-  let status = 0;
-  let json: any = null;
-  try {
-    const res = await fetch(`${apiUrl}/api/v1${pathname}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = (status: number, json: any) => {
+      if (settled) return;
+      settled = true;
+      window.record(action, performance.now() - t, status);
+      resolve({ status, json });
+    };
+    const req = http.request(
+      `${apiUrl}/api/v1${pathname}`,
+      {
+        method,
+        agent,
+        timeout: REQUEST_TIMEOUT_MS,
+        // gzip, as Mattermost's load generator asks (Go's HTTP client does by default), unpacked here as there.
+        headers: { authorization: `Bearer ${key}`, 'accept-encoding': 'gzip', ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const raw = Buffer.concat(chunks);
+          let json: any = null;
+          try {
+            const text = (res.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString();
+            json = text.startsWith('{') ? JSON.parse(text) : null;
+          } catch {
+            json = null;
+          }
+          done(res.statusCode ?? 0, json);
+        });
+        res.on('error', () => done(0, null));
+      },
+    );
+    req.on('timeout', () => {
+      done(-1, null);
+      req.destroy();
     });
-    status = res.status;
-    const text = await res.text();
-    json = text.startsWith('{') ? JSON.parse(text) : null;
-  } catch (err) {
-    status = (err as Error).name === 'TimeoutError' ? -1 : 0;
-  }
-  window.record(action, performance.now() - t, status);
-  return { status, json };
+    req.on('error', () => done(0, null));
+    req.end(payload);
+  });
 }
 
 // ---------------------------------------------------------------- a user
@@ -137,7 +174,7 @@ interface Msg {
 }
 
 class User {
-  stream: http.ClientRequest | null = null;
+  stream: net.Socket | null = null;
   stopped = false;
   current: string;
   page: Msg[] = [];
@@ -153,45 +190,72 @@ class User {
     this.current = pick(channels);
   }
 
-  /** Opens the event stream; the time to its init frame counts as a request ("stream open"). */
+  /**
+   * Opens the event stream on a socket of its own, written and read raw into
+   * one buffer every stream shares (read callbacks run one at a time): the
+   * status line is checked, then frames are counted by their "event: " lines
+   * (a marker split between two reads is counted once the rest arrives),
+   * never parsed, never copied. The time to its init frame counts as a
+   * request ("stream open").
+   */
   openStream(): Promise<void> {
     return new Promise((resolve) => {
       const t = performance.now();
       let done = false;
+      let head = true;
+      /** How many bytes of "event: " the last read ended with. */
+      let partial = 0;
       const finish = (status: number) => {
         if (done) return;
         done = true;
+        clearTimeout(timer);
         window.record('stream open', performance.now() - t, status);
         resolve();
       };
       const timer = setTimeout(() => finish(-1), REQUEST_TIMEOUT_MS);
-      const req = http.get(`${gatewayUrl}/api/v1/stream`, { headers: { authorization: `Bearer ${this.key}` }, agent: false }, (res) => {
-        if (res.statusCode !== 200) {
-          clearTimeout(timer);
-          res.resume();
-          return finish(res.statusCode ?? 0);
-        }
-        res.on('data', (chunk: Buffer) => {
-          if (!done && chunk.includes('event: init')) {
-            clearTimeout(timer);
-            finish(200);
-          }
-          // Deliveries: one "event:" line per frame; counted, not parsed.
-          let at = chunk.indexOf('event: ');
-          while (at >= 0) {
-            window.events++;
-            at = chunk.indexOf('event: ', at + 7);
-          }
-        });
-        res.on('close', () => {
-          if (this.stream === req) this.stream = null;
-        });
+      const socket = net.connect({
+        host: gateway.host,
+        port: gateway.port,
+        noDelay: true,
+        onread: {
+          buffer: READ_BUFFER,
+          callback: (n: number, buf: Uint8Array) => {
+            const chunk = Buffer.from(buf.buffer, buf.byteOffset, n);
+            if (head) {
+              head = false;
+              const status = Number(chunk.toString('latin1', 9, 12));
+              if (status !== 200) {
+                socket.destroy();
+                finish(status || 0);
+                return false;
+              }
+            }
+            if (!done && chunk.includes(INIT)) finish(200);
+            // Deliveries: one "event:" line per frame; counted, not parsed.
+            if (partial > 0 && chunk.subarray(0, MARKER.length - partial).equals(MARKER.subarray(partial))) window.events++;
+            let at = chunk.indexOf(MARKER);
+            while (at >= 0) {
+              window.events++;
+              at = chunk.indexOf(MARKER, at + MARKER.length);
+            }
+            partial = 0;
+            for (let k = MARKER.length - 1; k > 0; k--) {
+              if (n >= k && chunk.subarray(n - k).equals(MARKER.subarray(0, k))) {
+                partial = k;
+                break;
+              }
+            }
+            return true;
+          },
+        },
       });
-      req.on('error', () => {
-        clearTimeout(timer);
+      socket.write(`GET /api/v1/stream HTTP/1.1\r\nhost: ${gateway.host}\r\nauthorization: Bearer ${this.key}\r\naccept: text/event-stream\r\n\r\n`);
+      socket.on('close', () => {
+        if (this.stream === socket) this.stream = null;
         finish(0);
       });
-      this.stream = req;
+      socket.on('error', () => finish(0));
+      this.stream = socket;
     });
   }
 
@@ -381,7 +445,8 @@ if (process.send) {
   process.on('message', (m: ToLoadgen) => {
     if (m.type === 'start') {
       apiUrl = m.apiUrl;
-      gatewayUrl = m.gatewayUrl;
+      const g = new URL(m.gatewayUrl);
+      gateway = { host: g.hostname, port: Number(g.port) };
       allChannels = m.allChannels;
       pool = m.users.map((u) => new User(u.id, u.key, u.channels, u.others));
       send({ type: 'ready' });
