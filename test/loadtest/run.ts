@@ -45,9 +45,18 @@ const WINDOW_SECONDS = int('LOADTEST_WINDOW_SECONDS', 60);
 /** The data set: `full` (ten million messages, the figure's), or `compare` / `small` to try the tool out. */
 const DATASET = DATASET_SIZES[(process.env.LOADTEST_DATASET ?? 'full') as keyof typeof DATASET_SIZES] ?? DATASET_SIZES.full;
 const DATABASE = process.env.LOADTEST_DATABASE ?? (DATASET === DATASET_SIZES.full ? 'axid_bench_10m' : `axid_loadtest_${DATASET.name}`);
+/** LOADTEST_PG_PORT: another PostgreSQL server on this machine (one started with pg_stat_statements, whose statements each step then reports). */
+const PG_PORT = int('LOADTEST_PG_PORT', 5432);
 /** LOADTEST_NETNS=1: the load generator in a network namespace of its own, under a quota of LOADTEST_LOADGEN_CPUS cores. */
 const NETNS = process.env.LOADTEST_NETNS === '1';
 const LOADGEN_CPUS = Number(process.env.LOADTEST_LOADGEN_CPUS ?? 1) || 1;
+/**
+ * LOADTEST_PROFILE=1: each step's window is sampled by `perf` (Axid's two
+ * processes, started with --perf-basic-prof so their JavaScript has names,
+ * and PostgreSQL's backends of the database), and a report of where each
+ * spent its CPU is written beside loadtest.json (bench-results/loadtest-profile-<users>-<process>.txt).
+ */
+const PROFILE = process.env.LOADTEST_PROFILE === '1';
 /** LOADTEST_DRY_RUN=1 (with LOADTEST_NETNS): make the corner, start the load generator in it, reach a server of this process over the veth pair, remove it all; no Axid, no data set. */
 const DRY_RUN = process.env.LOADTEST_DRY_RUN === '1';
 const HOLD_SECONDS = int('LOADTEST_DRY_RUN_HOLD_SECONDS', 0);
@@ -196,6 +205,63 @@ async function dryRun() {
   }
 }
 
+/**
+ * Samples the window with perf (LOADTEST_PROFILE): one recording per
+ * process (Axid's api,worker and gateway, and PostgreSQL's backends of the
+ * database as one), each reported by symbol, self time first. Resolves to
+ * the reports' paths once written, a little before the window ends.
+ */
+async function profileWindow(db: pg.Client, node: Record<string, number>, users: number): Promise<string[]> {
+  const { rows } = await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+  const targets: Record<string, string> = { ...Object.fromEntries(Object.entries(node).map(([k, pid]) => [k, String(pid)])), postgres: rows.map((r) => r.pid).join(',') };
+  const dir = path.join(repoRoot, 'bench-results');
+  mkdirSync(dir, { recursive: true });
+  const run = (args: string[]) =>
+    new Promise<void>((resolve) => {
+      const child = spawn('perf', args, { stdio: 'ignore' });
+      child.once('exit', () => resolve());
+      child.once('error', () => resolve());
+    });
+  return Promise.all(
+    Object.entries(targets).map(async ([name, pids]) => {
+      const data = path.join(os.tmpdir(), `axid-loadtest-${users}-${name}.perf.data`);
+      await run(['record', '-q', '-F', '499', '-g', '-p', pids, '-o', data, '--', 'sleep', String(Math.max(5, WINDOW_SECONDS - 5))]);
+      const report = path.join(dir, `loadtest-profile-${users}-${name}.txt`);
+      await new Promise<void>((resolve) => {
+        const child = spawn('bash', ['-c', '{ echo "# self time"; perf report -q --stdio --no-children --sort dso,sym -g none -i "$0" 2>/dev/null | head -60; echo "# JavaScript, with what it calls"; perf report -q --stdio --children --sort sym -g none -i "$0" 2>/dev/null | grep "JS:" | head -60; } > "$1"', data, report], { stdio: 'ignore' });
+        child.once('exit', () => resolve());
+      });
+      rmSync(data, { force: true });
+      return report;
+    }),
+  );
+}
+
+/** Whether the server keeps pg_stat_statements (it must be in its shared_preload_libraries; the extension is made here). */
+async function statementsAvailable(db: pg.Client): Promise<boolean> {
+  try {
+    await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    await db.query('SELECT 1 FROM pg_stat_statements LIMIT 1');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The window's statements of this database by total time (pg_stat_statements), written beside loadtest.json. */
+async function reportStatements(db: pg.Client, users: number): Promise<string> {
+  const { rows } = await db.query<{ ms: number; calls: string; mean_ms: number; rows: string; query: string }>(
+    `SELECT round(s.total_exec_time::numeric + s.total_plan_time::numeric, 1)::float AS ms, s.calls, round((s.total_exec_time / s.calls)::numeric, 3)::float AS mean_ms, s.rows,
+            regexp_replace(s.query, '\s+', ' ', 'g') AS query
+       FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+      WHERE d.datname = current_database() AND s.calls > 0 ORDER BY 1 DESC LIMIT 25`,
+  );
+  const file = path.join(repoRoot, 'bench-results', `loadtest-statements-${users}.txt`);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, rows.map((r) => `${String(r.ms).padStart(10)} ms ${String(r.calls).padStart(8)} calls ${String(r.mean_ms).padStart(8)} ms/call ${String(r.rows).padStart(8)} rows  ${r.query.slice(0, 400)}`).join('\n') + '\n');
+  return file;
+}
+
 async function main() {
   if (DRY_RUN) return dryRun();
   const hardStop = setTimeout(() => {
@@ -206,7 +272,7 @@ async function main() {
   const made = NETNS ? corner() : null;
   const id = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'axid-loadtest-'));
-  const databaseUrl = `postgres://postgres@127.0.0.1:5432/${DATABASE}`;
+  const databaseUrl = `postgres://postgres@127.0.0.1:${PG_PORT}/${DATABASE}`;
   let db: pg.Client | null = null;
   const keyName = `loadtest-${id}`;
   /** What the run added is what was made after this (set once the data set is ready: a data set built now is kept). */
@@ -245,6 +311,11 @@ async function main() {
     since = new Date();
     db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
+    // What autovacuum would have done since the last run (this machine's PostgreSQL runs without it):
+    // the rows the last run added and removed, gone; statistics of what it changed, fresh.
+    const vacuumStarted = Date.now();
+    await db.query('VACUUM (ANALYZE) messages, outbox, reactions, threads, channel_members, api_keys, relay_cursor');
+    log(`vacuum and statistics: ${((Date.now() - vacuumStarted) / 1000).toFixed(1)} s`);
     // Axid: the API (with the worker) and the gateway apart, as docs/architecture.md advises with many streams.
     // In the namespace mode they listen on the host's end of the veth pair (and the run reaches them there too).
     const host = made?.hostAddress ?? '127.0.0.1';
@@ -261,8 +332,9 @@ async function main() {
     };
     const apiPort = await freePort();
     const gatewayPort = await freePort();
-    const api = spawnNode('axid-api', 'services/main.ts', { env: { ...env, ROLES: 'api,worker', PORT: String(apiPort) } });
-    const gateway = spawnNode('axid-gateway', 'services/main.ts', { env: { ...env, ROLES: 'gateway', PORT: String(gatewayPort) }, raiseFileLimit: true });
+    const nodeFlags = PROFILE ? ['--perf-basic-prof'] : [];
+    const api = spawnNode('axid-api', 'services/main.ts', { env: { ...env, ROLES: 'api,worker', PORT: String(apiPort) }, nodeFlags });
+    const gateway = spawnNode('axid-gateway', 'services/main.ts', { env: { ...env, ROLES: 'gateway', PORT: String(gatewayPort) }, raiseFileLimit: true, nodeFlags });
     const apiUrl = `http://${host}:${apiPort}`;
     const gatewayUrl = `http://${host}:${gatewayPort}`;
     // Two minutes: on a machine shared with other work, starting takes longer than the bench's 40 s.
@@ -300,7 +372,11 @@ async function main() {
       const waits = new Map<string, number>();
       const cpu0 = { api: cpuMsOf(api.pid), gateway: cpuMsOf(gateway.pid), loadgen: cpuMsOf(gen.pid), self: process.cpuUsage(), machine: machineJiffies(), throttled: made?.throttledMs() ?? null };
       const loadAverageStart = os.loadavg()[0]!;
+      const statements = await statementsAvailable(db);
+      if (statements) await db.query('SELECT pg_stat_statements_reset()');
       const pg0 = await pgMark(db);
+      // Not awaited: it samples the window that starts now.
+      const profiling = PROFILE ? profileWindow(db, { api: api.pid, gateway: gateway.pid }, target) : null;
       const t0 = Date.now();
       while (Date.now() - t0 < WINDOW_SECONDS * 1000) {
         await sleep(1000);
@@ -311,11 +387,13 @@ async function main() {
         for (const a of activity) waits.set(a.what, (waits.get(a.what) ?? 0) + a.n);
       }
       const w: WindowReport = (await gen.ask({ type: 'report' }, 'report')).report;
+      if (profiling) log(`profiles: ${(await profiling).join(', ')}`);
       // NaN (no answer in the window) crosses the IPC channel as null.
       w.p99Ms ??= NaN;
       for (const a of Object.values(w.actions)) a.p99 ??= NaN;
       const seconds = (Date.now() - t0) / 1000;
       const pgUsed = await pgCost(db, pg0);
+      if (statements) log(`statements: ${await reportStatements(db, target)}`);
       const self = process.cpuUsage(cpu0.self);
       const throttled = made?.throttledMs() ?? null;
       const pct = (ms: number) => (ms / (seconds * 1000)) * 100;
