@@ -12,9 +12,12 @@ import { constants } from 'node:zlib';
 export function compression() {
   const middleware = compress({
     threshold: 1024,
-    // Quality 5: most of brotli's gain at a cost near gzip's (answers are compressed per request).
-    br: { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } },
-    gzip: {},
+    // Answers are compressed per request, so for speed over the last percent: brotli quality 3 and gzip
+    // level 3. The channel list (100 channels, 38 KB) took 748 µs at brotli 5 and 172 µs at 3 (1 % apart
+    // in size), 268 µs at gzip 6 and 150 µs at 3 (5 % more bytes); a history page (19 KB) 287 and 97 µs,
+    // 125 and 109 µs.
+    br: { params: { [constants.BROTLI_PARAM_QUALITY]: 3 } },
+    gzip: { level: 3 },
     deflate: false,
     zstd: false,
   });
