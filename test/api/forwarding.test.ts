@@ -8,7 +8,8 @@ import { Client } from '../support/client.js';
 import { separateStack } from '../support/separate-stack.js';
 
 const POINTS = 4;
-const randomAddress = () => `${1 + (randomBytes(1)[0]! % 220)}.${randomBytes(1)[0]}.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0]! % 250)}`;
+// Never 10.x: the trusted proxies of these tests are 10.0.0.0/8 (a client there would be skipped as a hop, 1 run in 220).
+const randomAddress = () => `${11 + (randomBytes(1)[0]! % 200)}.${randomBytes(1)[0]}.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0]! % 250)}`;
 const randomV6 = () => `2001:db8::${randomBytes(2).toString('hex')}`;
 
 /** Forgeries a client may send: each request a fresh address, in each header a proxy might read. */
