@@ -92,6 +92,8 @@ export class PageCache {
       redis.defineCommand('axidPageRead', { numberOfKeys: 1, lua: READ });
       redis.defineCommand('axidPageFill', { numberOfKeys: 1, lua: FILL });
     }
+    // Back from away: the deletes it missed go first, before other processes read what they left.
+    redis.on('ready', this.retryFailed);
   }
 
   /** A token no other reader makes: this process's random prefix and a counter (random bytes per read cost 1 % of a hit). */
@@ -154,17 +156,22 @@ export class PageCache {
 
   private failedOn(id: string) {
     this.failed.add(id);
-    this.retryTimer ??= setTimeout(() => {
-      this.retryTimer = null;
-      const ids = [...this.failed];
-      this.failed.clear();
-      void this.invalidate(ids);
-    }, RETRY_MS);
+    this.retryTimer ??= setTimeout(this.retryFailed, RETRY_MS);
     this.retryTimer.unref();
   }
+
+  private readonly retryFailed = () => {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.failed.size === 0) return;
+    const ids = [...this.failed];
+    this.failed.clear();
+    void this.invalidate(ids);
+  };
 
   stop() {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
+    this.redis.off('ready', this.retryFailed);
   }
 }
