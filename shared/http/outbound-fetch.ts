@@ -216,7 +216,10 @@ export class OutboundFetcher {
         }, Math.max(0, deadline - Date.now()));
         s.waiting.push(wake);
       });
-      if (!woken) {
+      // Woken just as the deadline passed (a running fetch timed out at the same deadline): no time is left
+      // to resolve or connect, so it is busy all the same, and the place goes to the next in line.
+      if (!woken || Date.now() >= deadline) {
+        if (woken) s.waiting.shift()?.();
         this.forget(owner, s);
         throw new OutboundBusy(`${this.settings.perOwner} outbound requests of this user were running until the deadline: try again shortly`);
       }
