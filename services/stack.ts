@@ -153,7 +153,7 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
     outbound: new OutboundFetcher(config.outbound),
     // The objects of the level, made once: core renders through them and never asks the level.
     presenters: presentersAt(config.featureLevel),
-    pages: new PageCache(redis, { prefix: config.redisKeyPrefix, ttlSeconds: config.pageCacheSeconds, log, metrics }),
+    pages: new PageCache(redis, { prefix: config.redisKeyPrefix, ttlSeconds: config.pageCacheSeconds, level: config.featureLevel, log, metrics }),
     // Time-boxed: a dependency that does not answer makes /readyz answer 503
     // within READY_TIMEOUT_MS instead of hanging with it.
     async ready() {

@@ -151,7 +151,7 @@ for (const level of [2, 3] as const) {
     it('never stores a page read before a change committed (the change dropped the token it was read under)', async () => {
       const { ws, channel, post } = await conversation();
       await post('old');
-      const key = { level, channelId: channel, threadId: null, limit: LIMIT };
+      const key = { channelId: channel, threadId: null, limit: LIMIT };
       const miss = await s.rt.pages.get(key);
       expect(miss).to.have.property('token').that.is.a('string');
       const stale = await s.rt.pages.get({ ...key, limit: LIMIT + 1 }); // the same token, another field: still a miss
@@ -204,9 +204,9 @@ describe('the page cache, beside its dependencies', function () {
   it('reads the database when Redis does not answer, and keeps nothing', async () => {
     const redis = createRedis('redis://127.0.0.1:1', 'page-cache-test', { commandTimeoutMs: 200 });
     redis.on('error', () => undefined);
-    const cache = new PageCache(redis, { prefix: 'axidtest:nowhere:', ttlSeconds: 60, log: createLogger('silent'), metrics: createMetrics() });
+    const cache = new PageCache(redis, { prefix: 'axidtest:nowhere:', ttlSeconds: 60, level: 2, log: createLogger('silent'), metrics: createMetrics() });
     try {
-      const key = { level: 2, channelId: '00000000-0000-4000-8000-000000000000', threadId: null, limit: LIMIT };
+      const key = { channelId: '00000000-0000-4000-8000-000000000000', threadId: null, limit: LIMIT };
       expect(await cache.get(key)).to.deep.equal({ token: null });
       // An invalidation Redis does not take is tried again, and never fails the writer.
       await cache.invalidate([key.channelId]);
@@ -218,9 +218,9 @@ describe('the page cache, beside its dependencies', function () {
 
   it('keeps nothing with PAGE_CACHE_SECONDS=0', async () => {
     const redis = createRedis(stack().rt.config.redisUrl, 'page-cache-off');
-    const cache = new PageCache(redis, { prefix: `${stack().rt.config.redisKeyPrefix}off:`, ttlSeconds: 0, log: createLogger('silent'), metrics: createMetrics() });
+    const cache = new PageCache(redis, { prefix: `${stack().rt.config.redisKeyPrefix}off:`, ttlSeconds: 0, level: 2, log: createLogger('silent'), metrics: createMetrics() });
     try {
-      const key = { level: 2, channelId: '00000000-0000-4000-8000-000000000001', threadId: null, limit: LIMIT };
+      const key = { channelId: '00000000-0000-4000-8000-000000000001', threadId: null, limit: LIMIT };
       expect(await cache.get(key)).to.deep.equal({ token: null });
       expect(await redis.exists(`${stack().rt.config.redisKeyPrefix}off:pages:${key.channelId}`)).to.equal(0);
     } finally {

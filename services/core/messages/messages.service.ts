@@ -277,7 +277,7 @@ export async function listMessages(rt: Runtime, actor: Actor, channelId: string,
   const bothWays = rt.presenters.messageSql.bothWays;
   const list = { channelId: channel.id, threadId: q.thread_id, limit: q.limit };
   // The newest page (a channel switch) is usually kept (page-cache.ts): the same for every reader, dropped by any change.
-  const pageKey = 'before' in from && from.before === undefined ? { level: rt.config.featureLevel, channelId: channel.id, threadId: q.thread_id ?? null, limit: q.limit } : null;
+  const pageKey = 'before' in from && from.before === undefined ? { channelId: channel.id, threadId: q.thread_id ?? null, limit: q.limit } : null;
   const kept = pageKey ? await rt.pages.get(pageKey) : null;
   if (kept && 'data' in kept) return listJson(bothWays ? { ...kept, firstSeq: null, hasNewer: false } : kept);
   // Who may read is decided on the primary (and cached); the page may come from a replica.

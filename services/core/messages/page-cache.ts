@@ -59,7 +59,6 @@ type Scripted = Redis & {
 
 /** Which newest page: of a conversation's top level, or of one thread. */
 export interface PageKey {
-  level: number;
   channelId: string;
   threadId: string | null;
   limit: number;
@@ -85,7 +84,8 @@ export class PageCache {
 
   constructor(
     redis: Redis,
-    private readonly o: { prefix: string; ttlSeconds: number; log: Logger; metrics: Pick<Metrics, 'pageCache'> },
+    /** `level`: the runtime's feature level, set once where the runtime is built (pages of two levels never share a field). */
+    private readonly o: { prefix: string; ttlSeconds: number; level: number; log: Logger; metrics: Pick<Metrics, 'pageCache'> },
   ) {
     this.redis = redis as Scripted;
     if (!('axidPageRead' in redis)) {
@@ -111,15 +111,15 @@ export class PageCache {
     return `${this.o.prefix}pages:${channelId}`;
   }
 
-  private static fieldOf(k: PageKey) {
-    return `${k.level}:${k.threadId ?? ''}:${k.limit}`;
+  private fieldOf(k: PageKey) {
+    return `${this.o.level}:${k.threadId ?? ''}:${k.limit}`;
   }
 
   /** The kept page, or a miss with the token to store it under. */
   async get(k: PageKey): Promise<JsonPage | PageMiss> {
     if (!this.enabled || !answering(this.redis)) return { token: null };
     try {
-      const [token, page] = await this.redis.axidPageRead(this.keyOf(k.channelId), this.freshToken(), PageCache.fieldOf(k), this.o.ttlSeconds * 1000);
+      const [token, page] = await this.redis.axidPageRead(this.keyOf(k.channelId), this.freshToken(), this.fieldOf(k), this.o.ttlSeconds * 1000);
       this.o.metrics.pageCache.inc({ result: page === null ? 'miss' : 'hit' });
       return page === null ? { token } : decode(page);
     } catch (err) {
@@ -132,7 +132,7 @@ export class PageCache {
   /** Keeps a page read from the primary under the token seen before the read (nothing if it changed since). */
   async fill(k: PageKey, miss: PageMiss, page: JsonPage): Promise<void> {
     if (miss.token === null || page.data.length > MAX_PAGE_BYTES || !answering(this.redis)) return;
-    await this.redis.axidPageFill(this.keyOf(k.channelId), miss.token, PageCache.fieldOf(k), encode(page)).catch(() => undefined);
+    await this.redis.axidPageFill(this.keyOf(k.channelId), miss.token, this.fieldOf(k), encode(page)).catch(() => undefined);
   }
 
   /**
