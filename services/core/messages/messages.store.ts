@@ -278,12 +278,6 @@ const postBatchOf = (db: Knex, search: boolean, traced: boolean) => postBatches[
 const jsonArray = (element: string, order: string, where?: string) =>
   `coalesce('[' || string_agg(${element}::text, ',' ORDER BY ${order})${where ? ` FILTER (WHERE ${where})` : ''} || ']', '[]')`;
 
-/** The reactions of message `m`, summarised per emoji in the order first added. */
-const REACTIONS_OF_M = `(SELECT ${jsonArray('to_json((SELECT y FROM (SELECT x.emoji, x.count, x.user_ids) y))', 'x.first, x.emoji')}::json
-     FROM (SELECT emoji, count(*)::int AS count, array_agg(user_id::text ORDER BY created_at, user_id) AS user_ids,
-                  min(created_at) AS first
-             FROM reactions r WHERE r.message_id = m.id GROUP BY emoji) x)`;
-
 /** A timestamp as JSON.stringify writes a Date: UTC, milliseconds (truncated, as a Date does). */
 const isoTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
@@ -302,9 +296,9 @@ const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
   content_json: 'm.content_json',
   metadata: 'm.metadata',
   thread_id: 'm.thread_id',
-  thread: `CASE WHEN m.has_replies THEN (SELECT to_json((SELECT y FROM (SELECT t.reply_count, ${isoTime('t.last_reply_at')} AS last_reply_at) y))
-                                          FROM threads t WHERE t.root_message_id = m.id AND t.reply_count > 0) END`,
-  reactions: `CASE WHEN m.has_reactions THEN ${REACTIONS_OF_M} ELSE '[]'::json END`,
+  // Called only where the message's hints say (a subquery here would be set up on every execution; migration 240).
+  thread: 'CASE WHEN m.has_replies THEN axid_thread_json(m.id) END',
+  reactions: `CASE WHEN m.has_reactions THEN axid_reactions_json(m.id) ELSE '[]'::json END`,
   card_origin: 'm.card_origin',
   mentioned_user_ids: 'm.mentioned_user_ids',
   mentioned_group_ids: 'm.mentioned_group_ids',

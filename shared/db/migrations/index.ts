@@ -40,6 +40,7 @@ import * as messageUnfurls from './205_message_unfurls.js';
 import * as emailNotifications from './206_email_notifications.js';
 import * as oauth from './210_oauth.js';
 import * as followedThreads from './235_followed_threads.js';
+import * as messageJsonParts from './240_message_json_parts.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -84,4 +85,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '206_email_notifications': emailNotifications,
   '210_oauth': oauth,
   '235_followed_threads': followedThreads,
+  '240_message_json_parts': messageJsonParts,
 };
