@@ -74,6 +74,25 @@ describe('indexes of the hot paths', () => {
     }
   });
 
+  it('gives the author index an entry only for messages in a thread: a top-level post without replies pays nothing for it', async () => {
+    // The followed threads' candidates (migration 241), counted in the index itself by pgstattuple, before and after.
+    const db = stack().rt.db;
+    await db.raw('CREATE EXTENSION IF NOT EXISTS pgstattuple');
+    const entries = async () => Number((await db.raw(`SELECT tuple_count FROM pgstattuple('messages_author_thread_seq')`)).rows[0].tuple_count);
+    const [channel] = await db('channels').insert({ workspace_id: workspaceId, name: 'idx-author', created_by: ownerId }).returning('id');
+    const start = await entries();
+    const roots = await db('messages')
+      .insert(Array.from({ length: 200 }, (_, i) => ({ workspace_id: workspaceId, channel_id: channel.id, author_id: ownerId, content: `top ${i}` })))
+      .returning('id');
+    expect(await entries(), 'top-level posts').to.equal(start);
+    // Three replies, posted as the API does (the root's hint set), and their root.
+    for (let i = 0; i < 3; i++) {
+      await db('messages').insert({ workspace_id: workspaceId, channel_id: channel.id, author_id: ownerId, thread_id: roots[0].id, content: `reply ${i}` });
+    }
+    await db('messages').where({ id: roots[0].id }).update({ has_replies: true });
+    expect(await entries(), 'replies and their root').to.equal(start + 4);
+  });
+
   it('serves a thread replies page without a sequential scan of messages', async () => {
     const plan = await explainGeneric(messages.THREAD_PAGE, [rootId, messages.NO_CURSOR, 50]);
     expect(plan).not.to.match(/Seq Scan on messages/);

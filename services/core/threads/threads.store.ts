@@ -8,9 +8,10 @@ import { COUNT_CAP } from '../read-state/read-state.schemas.js';
 /**
  * A page of followed threads as JSON text, the thread with the newest reply
  * first; the keyset is that reply's seq (unique, so no two threads tie). The
- * candidates come from messages_author_seq (roots and replies the person
- * wrote) and messages_mentioned_users; each thread's last reply and unread
- * count from messages_thread_seq.
+ * candidates come from messages_author_thread_seq (replies the person wrote,
+ * and roots of theirs that have replies: migration 241) and
+ * messages_mentioned_users; each thread's last reply and unread count from
+ * messages_thread_seq.
  */
 export async function listFollowed(
   db: Db,
@@ -19,7 +20,8 @@ export async function listFollowed(
 ): Promise<JsonPage> {
   const { rows } = await db.raw<{ rows: { item: string; last_seq: string }[] }>(
     `WITH followed AS (
-       SELECT coalesce(a.thread_id, a.id) AS root_id FROM messages a WHERE a.author_id = :user AND a.workspace_id = :ws
+       SELECT coalesce(a.thread_id, a.id) AS root_id FROM messages a
+        WHERE a.author_id = :user AND a.workspace_id = :ws AND (a.thread_id IS NOT NULL OR a.has_replies)
        UNION
        SELECT coalesce(n.thread_id, n.id) FROM messages n WHERE n.mentioned_user_ids @> ARRAY[:user]::uuid[] AND n.mentioned_user_ids <> '{}' AND n.workspace_id = :ws
      )
@@ -38,7 +40,7 @@ export async function listFollowed(
        JOIN channel_members cm ON cm.channel_id = t.channel_id AND cm.user_id = :user
        JOIN messages m ON m.id = t.root_message_id
        CROSS JOIN LATERAL (SELECT x.id, x.seq FROM messages x WHERE x.thread_id = t.root_message_id ORDER BY x.seq DESC LIMIT 1) last
-       LEFT JOIN LATERAL (SELECT x.seq FROM messages x WHERE x.author_id = :user AND x.thread_id = t.root_message_id ORDER BY x.seq DESC LIMIT 1) mine ON true
+       LEFT JOIN LATERAL (SELECT x.seq FROM messages x WHERE x.author_id = :user AND x.thread_id = t.root_message_id AND x.thread_id IS NOT NULL ORDER BY x.seq DESC LIMIT 1) mine ON true
        LEFT JOIN thread_read_marks tr ON tr.user_id = :user AND tr.root_message_id = t.root_message_id
       WHERE (:before::bigint IS NULL OR last.seq < :before::bigint)
         AND (:limited::boolean = false OR t.channel_id = ANY(:conversations::uuid[]))

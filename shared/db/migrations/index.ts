@@ -41,6 +41,7 @@ import * as emailNotifications from './206_email_notifications.js';
 import * as oauth from './210_oauth.js';
 import * as followedThreads from './235_followed_threads.js';
 import * as messageJsonParts from './240_message_json_parts.js';
+import * as authorIndexThreadsOnly from './241_author_index_threads_only.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -86,4 +87,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '210_oauth': oauth,
   '235_followed_threads': followedThreads,
   '240_message_json_parts': messageJsonParts,
+  '241_author_index_threads_only': authorIndexThreadsOnly,
 };
