@@ -106,6 +106,7 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
       if (writes) await (await import('../shared/jobs.js')).closeQueue(rt);
       if (config.email) await (await import('./core/email/email.mailer.js')).closeMailer(rt);
       await rt.reads.stop();
+      rt.pages.stop();
       await rt.redis.quit().catch(() => rt.redis.disconnect());
       await rt.db.destroy();
       await deps.stop();
