@@ -276,45 +276,61 @@ const postBatchOf = (db: Knex, search: boolean, traced: boolean) => postBatches[
  * gives it. Left as text: a ::json cast would parse the whole page again.
  */
 const jsonArray = (element: string, order: string, where?: string) =>
-  `coalesce('[' || string_agg(${element}::text, ',' ORDER BY ${order})${where ? ` FILTER (WHERE ${where})` : ''} || ']', '[]')`;
+  `coalesce('[' || string_agg(${element}, ',' ORDER BY ${order})${where ? ` FILTER (WHERE ${where})` : ''} || ']', '[]')`;
 
 /** A timestamp as JSON.stringify writes a Date: UTC, milliseconds (truncated, as a Date does). */
 const isoTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+// Each field's value as JSON text; a NULL is written `null` (one NULL part
+// would make the whole message NULL). A uuid or a time needs no escaping.
+const uuidJson = (column: string) => `coalesce('"' || ${column} || '"', 'null')`;
+const timeJson = (column: string) => `coalesce('"' || ${isoTime(column)} || '"', 'null')`;
+const valueJson = (value: string) => `coalesce(to_json(${value})::text, 'null')`;
+/** A json column is kept as written: its text is its JSON. */
+const jsonColumn = (column: string) => `coalesce(${column}::text, 'null')`;
+
 /**
- * How Postgres gives each field of the Message object, for history pages: the
- * API process then neither parses 50 rows nor serializes them again (with
- * rows parsed in JS a page cost twice the floor's CPU). Keyed by the one field
- * list (MESSAGE_FIELDS, messages.presenter.ts), whose order is the JSON's;
- * a test holds the bytes equal to messagePresenter's.
+ * How Postgres gives each field of the Message object as JSON text, for
+ * history pages: the API process then neither parses 50 rows nor serializes
+ * them again (with rows parsed in JS a page cost twice the floor's CPU).
+ * Keyed by the one field list (MESSAGE_FIELDS, messages.presenter.ts), whose
+ * order is the JSON's; a test holds the bytes equal to messagePresenter's.
  */
 const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
-  id: 'm.id',
-  channel_id: 'm.channel_id',
-  author_id: 'm.author_id',
-  content: 'm.content',
-  content_json: 'm.content_json',
-  metadata: 'm.metadata',
-  thread_id: 'm.thread_id',
+  id: uuidJson('m.id'),
+  channel_id: uuidJson('m.channel_id'),
+  author_id: uuidJson('m.author_id'),
+  content: valueJson('m.content'),
+  content_json: jsonColumn('m.content_json'),
+  metadata: jsonColumn('m.metadata'),
+  thread_id: uuidJson('m.thread_id'),
   // Called only where the message's hints say (a subquery here would be set up on every execution; migration 240).
-  thread: 'CASE WHEN m.has_replies THEN axid_thread_json(m.id) END',
-  reactions: `CASE WHEN m.has_reactions THEN axid_reactions_json(m.id) ELSE '[]'::json END`,
-  card_origin: 'm.card_origin',
-  mentioned_user_ids: 'm.mentioned_user_ids',
-  mentioned_group_ids: 'm.mentioned_group_ids',
-  display: 'm.display',
-  webhook_id: 'm.webhook_id',
-  created_at: isoTime('m.created_at'),
-  edited_at: isoTime('m.edited_at'),
-  streaming: 'm.streaming',
-  pinned_at: isoTime('m.pinned_at'),
-  pinned_by: 'm.pinned_by',
-  unfurls: `coalesce(m.unfurls, '[]'::json)`,
+  thread: `coalesce(CASE WHEN m.has_replies THEN axid_thread_json(m.id)::text END, 'null')`,
+  reactions: `CASE WHEN m.has_reactions THEN axid_reactions_json(m.id)::text ELSE '[]' END`,
+  card_origin: valueJson('m.card_origin'),
+  mentioned_user_ids: valueJson('m.mentioned_user_ids'),
+  mentioned_group_ids: valueJson('m.mentioned_group_ids'),
+  display: jsonColumn('m.display'),
+  webhook_id: valueJson('m.webhook_id'),
+  created_at: timeJson('m.created_at'),
+  edited_at: timeJson('m.edited_at'),
+  streaming: valueJson('m.streaming'),
+  pinned_at: timeJson('m.pinned_at'),
+  pinned_by: uuidJson('m.pinned_by'),
+  unfurls: `coalesce(m.unfurls::text, '[]')`,
 };
 
-/** A Message as JSON, with the fields of `level` (messageFieldsAt); `fields` overrides how some are given. */
-const messageJson = (level: FeatureLevel, fields: Record<MessageField, string> = MESSAGE_FIELD_SQL) => `to_json((SELECT x FROM (SELECT
-    ${messageFieldsAt(level).map((field) => `${fields[field]} AS ${field}`).join(',\n    ')}) x))`;
+/**
+ * A Message as JSON text, with the fields of `level` (messageFieldsAt);
+ * `fields` overrides how some are given. Written by concatenation, not as
+ * to_json of a row: to_json escapes every key of every message again, one
+ * character at a time (a page cost PostgreSQL a fifth more; docs/bench.md,
+ * "History pages: planned once, written by concatenation").
+ */
+const messageJson = (level: FeatureLevel, fields: Record<MessageField, string> = MESSAGE_FIELD_SQL) =>
+  `(${messageFieldsAt(level)
+    .map((field, i) => `'${i === 0 ? '{' : ','}"${field}":' || ${fields[field]}`)
+    .join('\n    || ')} || '}')`;
 
 /**
  * Posted messages as message.created events at `level`, for the relay
@@ -329,24 +345,54 @@ export const messageCreatedEvents =
   (inWindow) => `
   SELECT m.seq AS id, 'message.created' AS type,
          '{"type":"message.created","to":{"scope":"channel","workspace_id":"' || m.workspace_id || '","channel_id":"' || m.channel_id ||
-         '"},"data":{"message":' || ${messageJson(level, { ...MESSAGE_FIELD_SQL, thread: 'NULL::json', reactions: `'[]'::json` })}::text || '}}' AS event,
+         '"},"data":{"message":' || ${messageJson(level, { ...MESSAGE_FIELD_SQL, thread: `'null'`, reactions: `'[]'` })} || '}}' AS event,
          m.channel_id::text AS channel_id, m.trace_context AS trace
     FROM messages m, w WHERE ${inWindow('m.event_xid')} AND m.seq > w.after`;
 
+// The list ($1) and the cursor ($2) are read through InitPlans, `(SELECT $n)`:
+// the index scan takes them all the same, and the planner, knowing neither
+// value, estimates every execution alike, so it keeps the generic plan
+// (otherwise a newest page, whose cursor takes in the whole channel, looked
+// cheaper planned anew each time; test/api/indexes.test.ts).
+const CHANNEL_WHERE = 'm.channel_id = (SELECT $1::uuid) AND m.thread_id IS NULL';
+const THREAD_WHERE = 'm.thread_id = (SELECT $1::uuid)';
+const CURSOR = '(SELECT $2::bigint)';
+
 /**
- * One page as JSON text, newest first: the first $3 of the $3 + 1 rows
- * fetched (the extra row only says whether there is more, without a COUNT).
+ * A page's statements, one for each limit, the limit written into the text
+ * (the limits a query may ask are few: PageQuery's 1 to 200). With the limit
+ * a parameter, Postgres estimates `LIMIT $n` at a tenth of the rows, so the
+ * generic plan looked dearer than planning anew and every execution was
+ * planned again (a fifth of a page's PostgreSQL time); with a constant the
+ * generic plan is kept (test/api/indexes.test.ts holds it).
  */
-const pageStatement = (name: string, where: string, level: FeatureLevel): PreparedStatement => ({
-  name: `${name}_${level}`,
-  text: `SELECT ${jsonArray('p.message', 'p.seq DESC', 'p.n <= $3')} AS data,
-                min(p.seq) FILTER (WHERE p.n <= $3) AS last_seq,
-                count(*) > $3 AS has_more
+export type PageStatements = (limit: number) => PreparedStatement;
+const byLimit = (make: (limit: number) => PreparedStatement): PageStatements => {
+  const made = new Map<number, PreparedStatement>();
+  return (limit) => {
+    // Written into SQL: only a whole number in the range (PageQuery checks it first).
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new Error(`page limit out of range: ${limit}`);
+    let statement = made.get(limit);
+    if (!statement) made.set(limit, (statement = make(limit)));
+    return statement;
+  };
+};
+
+/**
+ * One page as JSON text, newest first: the first `limit` of the limit + 1
+ * rows fetched (the extra row only says whether there is more, without a COUNT).
+ */
+const pageStatements = (name: string, where: string, level: FeatureLevel): PageStatements =>
+  byLimit((limit) => ({
+    name: `${name}_${level}_${limit}`,
+    text: `SELECT ${jsonArray('p.message', 'p.seq DESC', `p.n <= ${limit}`)} AS data,
+                min(p.seq) FILTER (WHERE p.n <= ${limit}) AS last_seq,
+                count(*) > ${limit} AS has_more
            FROM (SELECT m.seq, row_number() OVER (ORDER BY m.seq DESC) AS n, ${messageJson(level)} AS message
                    FROM messages m
-                  WHERE ${where} AND m.seq < $2::bigint
-                  ORDER BY m.seq DESC LIMIT $3::int + 1) p`,
-});
+                  WHERE ${where} AND m.seq < ${CURSOR}
+                  ORDER BY m.seq DESC LIMIT ${limit + 1}) p`,
+  }));
 
 // Level 3: pages that go both ways (docs/decisions.md, "Messages"). Each
 // first picks its range of seq (lo..hi) on the index alone, with whether
@@ -357,55 +403,59 @@ const pageStatement = (name: string, where: string, level: FeatureLevel): Prepar
 // has_newer, found (false: `around` names no message of the list). "Is there
 // one beyond" is the nearest seq in index order, not EXISTS: with EXISTS the
 // planner took a sequential scan, expecting an early match.
-const rangePage = (name: string, where: string, level: FeatureLevel, pick: string): PreparedStatement => ({
-  name: `${name}_${level}`,
-  text: `WITH ${pick}
+const rangePages = (name: string, where: string, level: FeatureLevel, pick: (where: string, limit: number) => string): PageStatements =>
+  byLimit((limit) => ({
+    name: `${name}_${level}_${limit}`,
+    text: `WITH ${pick(where, limit)}
          SELECT (SELECT ${jsonArray('x.message', 'x.seq DESC')}
                    FROM (SELECT m.seq, ${messageJson(level)} AS message
                            FROM messages m WHERE ${where} AND m.seq BETWEEN b.lo AND b.hi) x) AS data,
                 b.lo AS last_seq, b.hi AS first_seq, b.has_older AS has_more, b.has_newer, b.found
            FROM b`,
-});
+  }));
 
-/** $2: messages older than this seq; $3: the limit. */
-const olderPick = (where: string) => `s AS (SELECT m.seq, row_number() OVER (ORDER BY m.seq DESC) AS n FROM messages m
-                        WHERE ${where} AND m.seq < $2::bigint ORDER BY m.seq DESC LIMIT $3::int + 1),
-       r AS (SELECT min(seq) FILTER (WHERE n <= $3) AS lo, max(seq) AS hi, count(*) > $3 AS has_older FROM s),
+/** $2: messages older than this seq. */
+const olderPick = (where: string, limit: number) => `s AS (SELECT m.seq, row_number() OVER (ORDER BY m.seq DESC) AS n FROM messages m
+                        WHERE ${where} AND m.seq < ${CURSOR} ORDER BY m.seq DESC LIMIT ${limit + 1}),
+       r AS (SELECT min(seq) FILTER (WHERE n <= ${limit}) AS lo, max(seq) AS hi, count(*) > ${limit} AS has_older FROM s),
        b AS (SELECT r.lo, r.hi, r.has_older, true AS found,
                     (SELECT m.seq FROM messages m WHERE ${where} AND m.seq > r.hi ORDER BY m.seq LIMIT 1) IS NOT NULL AS has_newer FROM r)`;
 
-/** $2: messages newer than this seq; $3: the limit. */
-const newerPick = (where: string) => `s AS (SELECT m.seq, row_number() OVER (ORDER BY m.seq) AS n FROM messages m
-                        WHERE ${where} AND m.seq > $2::bigint ORDER BY m.seq LIMIT $3::int + 1),
-       r AS (SELECT min(seq) AS lo, max(seq) FILTER (WHERE n <= $3) AS hi, count(*) > $3 AS has_newer FROM s),
+/** $2: messages newer than this seq. */
+const newerPick = (where: string, limit: number) => `s AS (SELECT m.seq, row_number() OVER (ORDER BY m.seq) AS n FROM messages m
+                        WHERE ${where} AND m.seq > ${CURSOR} ORDER BY m.seq LIMIT ${limit + 1}),
+       r AS (SELECT min(seq) AS lo, max(seq) FILTER (WHERE n <= ${limit}) AS hi, count(*) > ${limit} AS has_newer FROM s),
        b AS (SELECT r.lo, r.hi, r.has_newer, true AS found,
                     (SELECT m.seq FROM messages m WHERE ${where} AND m.seq < r.lo ORDER BY m.seq DESC LIMIT 1) IS NOT NULL AS has_older FROM r)`;
 
 /**
- * $2: the target message's id; $3: the limit; $4: how many newer messages
- * are wanted (the rest of the limit is the target and older ones). A side
- * with fewer than its share leaves the rest to the other side.
+ * $2: the target message's id. About half the limit is wanted newer than it
+ * (`newer`), the rest is the target and older ones; a side with fewer than
+ * its share leaves the rest to the other side.
  */
-const aroundPick = (where: string) => `t AS (SELECT m.seq FROM messages m WHERE ${where} AND m.id = $2::uuid),
-       o AS (SELECT m.seq FROM messages m, t WHERE ${where} AND m.seq <= t.seq ORDER BY m.seq DESC LIMIT $3::int + 1),
-       w AS (SELECT m.seq FROM messages m, t WHERE ${where} AND m.seq > t.seq ORDER BY m.seq LIMIT $3::int + 1),
+const aroundPick = (where: string, limit: number) => {
+  const newer = limit - 1 - Math.floor(limit / 2);
+  return `t AS (SELECT m.seq FROM messages m WHERE ${where} AND m.id = $2::uuid),
+       o AS (SELECT m.seq FROM messages m, t WHERE ${where} AND m.seq <= t.seq ORDER BY m.seq DESC LIMIT ${limit + 1}),
+       w AS (SELECT m.seq FROM messages m, t WHERE ${where} AND m.seq > t.seq ORDER BY m.seq LIMIT ${limit + 1}),
        c AS (SELECT (SELECT count(*) FROM o)::int AS o, (SELECT count(*) FROM w)::int AS w),
-       k AS (SELECT c.o, c.w, least(c.w, greatest($4::int, $3::int - c.o)) AS nw FROM c),
-       q AS (SELECT k.o, k.w, k.nw, least(k.o, $3::int - k.nw) AS no FROM k),
+       k AS (SELECT c.o, c.w, least(c.w, greatest(${newer}, ${limit} - c.o)) AS nw FROM c),
+       q AS (SELECT k.o, k.w, k.nw, least(k.o, ${limit} - k.nw) AS no FROM k),
        b AS (SELECT (SELECT min(x.seq) FROM (SELECT seq FROM o ORDER BY seq DESC LIMIT q.no) x) AS lo,
                     coalesce((SELECT max(y.seq) FROM (SELECT seq FROM w ORDER BY seq LIMIT q.nw) y), (SELECT seq FROM t)) AS hi,
                     q.o > q.no AS has_older, q.w > q.nw AS has_newer, EXISTS (SELECT 1 FROM t) AS found FROM q)`;
+};
 
 /** The three level-3 statements of one list (channel or thread). */
 export interface BothWaysPages {
-  older: PreparedStatement;
-  newer: PreparedStatement;
-  around: PreparedStatement;
+  older: PageStatements;
+  newer: PageStatements;
+  around: PageStatements;
 }
 const bothWaysPages = (name: string, where: string, level: FeatureLevel): BothWaysPages => ({
-  older: rangePage(`${name}_older`, where, level, olderPick(where)),
-  newer: rangePage(`${name}_newer`, where, level, newerPick(where)),
-  around: rangePage(`${name}_around`, where, level, aroundPick(where)),
+  older: rangePages(`${name}_older`, where, level, olderPick),
+  newer: rangePages(`${name}_newer`, where, level, newerPick),
+  around: rangePages(`${name}_around`, where, level, aroundPick),
 });
 
 // Without a cursor the bound is the largest bigint, so one generic plan (an
@@ -419,25 +469,23 @@ export const NO_CURSOR = '9223372036854775807';
  * (services/core/presenters.ts), so the queries ask no level.
  */
 export interface MessageSql {
-  /** One Message (row `m`) as JSON. */
+  /** One Message (row `m`) as JSON text. */
   json: string;
-  /** History pages: top-level messages of a channel, and one thread's replies. */
-  channelPage: PreparedStatement;
-  threadPage: PreparedStatement;
+  /** History pages: top-level messages of a channel, and one thread's replies ($1 the list, $2 the cursor's seq). */
+  channelPage: PageStatements;
+  threadPage: PageStatements;
   /** Where history pages go both ways (level 3: `around`, `after`, prev_cursor). */
   bothWays?: { channel: BothWaysPages; thread: BothWaysPages };
 }
-const CHANNEL_WHERE = 'm.channel_id = $1 AND m.thread_id IS NULL';
-const THREAD_WHERE = 'm.thread_id = $1';
 const messageSqlOf = (level: FeatureLevel): MessageSql => ({
   json: messageJson(level),
-  channelPage: pageStatement('axid_channel_page', CHANNEL_WHERE, level),
-  threadPage: pageStatement('axid_thread_page', THREAD_WHERE, level),
+  channelPage: pageStatements('axid_channel_page', CHANNEL_WHERE, level),
+  threadPage: pageStatements('axid_thread_page', THREAD_WHERE, level),
   bothWays: existsAt(BOTH_WAYS, level)
     ? { channel: bothWaysPages('axid_channel_page', CHANNEL_WHERE, level), thread: bothWaysPages('axid_thread_page', THREAD_WHERE, level) }
     : undefined,
 });
-// Made once per level (a statement's name, `<name>_<level>`, stands for one text).
+// Made once per level (a statement's name, `<name>_<level>_<limit>`, stands for one text).
 const MESSAGE_SQL = { 2: messageSqlOf(2), 3: messageSqlOf(3) } satisfies Record<FeatureLevel, MessageSql>;
 export const messageSqlAt = (level: FeatureLevel): MessageSql => MESSAGE_SQL[level];
 /** Level 2's history statements (plans checked in test/api/indexes.test.ts, run by the bench). */
@@ -450,10 +498,9 @@ export const THREAD_PAGE = MESSAGE_SQL[2].threadPage;
  * thread's replies (messages_thread_seq), rendered as `sql` gives a Message.
  */
 export async function listMessages(db: Knex, sql: MessageSql, o: { channelId: string; threadId?: string; before?: number; limit: number }): Promise<JsonPage> {
-  const { rows } = await runPrepared<{ data: string; last_seq: string | null; has_more: boolean }>(db, o.threadId ? sql.threadPage : sql.channelPage, [
+  const { rows } = await runPrepared<{ data: string; last_seq: string | null; has_more: boolean }>(db, (o.threadId ? sql.threadPage : sql.channelPage)(o.limit), [
     o.threadId ?? o.channelId,
     o.before === undefined ? NO_CURSOR : String(o.before),
-    o.limit,
   ]);
   const row = rows[0]!;
   return { data: row.data, lastSeq: row.last_seq === null ? null : Number(row.last_seq), hasMore: row.has_more };
@@ -475,15 +522,15 @@ export async function listMessagesBothWays(
   const set = o.threadId ? pages.thread : pages.channel;
   const list = o.threadId ?? o.channelId;
   const { from, limit } = o;
-  const [statement, values] =
+  const [statements, values] =
     'around' in from
-      ? [set.around, [list, from.around, limit, limit - 1 - Math.floor(limit / 2)]]
+      ? [set.around, [list, from.around]]
       : 'after' in from
-        ? [set.newer, [list, String(from.after), limit]]
-        : [set.older, [list, from.before === undefined ? NO_CURSOR : String(from.before), limit]];
+        ? [set.newer, [list, String(from.after)]]
+        : [set.older, [list, from.before === undefined ? NO_CURSOR : String(from.before)]];
   const { rows } = await runPrepared<{ data: string; last_seq: string | null; first_seq: string | null; has_more: boolean; has_newer: boolean; found: boolean }>(
     db,
-    statement,
+    statements(limit),
     values,
   );
   const row = rows[0]!;
