@@ -32,6 +32,9 @@ export class OutboundRefused extends Error {}
 /** No usable answer (DNS, connection, timeout): another try may do. */
 export class OutboundFailed extends Error {}
 
+/** Woken for a place with less time than this left, a fetch does not start: it is busy. */
+const TOO_LATE_TO_START_MS = 100;
+
 /** The owner's share was taken for the whole deadline. */
 export class OutboundBusy extends OutboundFailed {}
 
@@ -216,9 +219,10 @@ export class OutboundFetcher {
         }, Math.max(0, deadline - Date.now()));
         s.waiting.push(wake);
       });
-      // Woken just as the deadline passed (a running fetch timed out at the same deadline): no time is left
-      // to resolve or connect, so it is busy all the same, and the place goes to the next in line.
-      if (!woken || Date.now() >= deadline) {
+      // Woken as the deadline passes (a running fetch timed out at about the same deadline): too little time
+      // is left to resolve and connect (a loaded process took longer than a few ms), so it is busy all the
+      // same, and the place goes to the next in line.
+      if (!woken || deadline - Date.now() < TOO_LATE_TO_START_MS) {
         if (woken) s.waiting.shift()?.();
         this.forget(owner, s);
         throw new OutboundBusy(`${this.settings.perOwner} outbound requests of this user were running until the deadline: try again shortly`);
