@@ -151,11 +151,11 @@ async function explain(t: Target): Promise<string> {
     const deepSeq = Buffer.from(t.ids.deepCursor, 'base64url').toString().slice(1);
     // The page statements as prepared by the API: a generic plan (one plan for every cursor).
     await db.query(`SET plan_cache_mode = force_generic_plan`);
-    await db.query(`PREPARE channel_page(uuid, bigint) AS ${CHANNEL_PAGE(50).text}`);
-    await db.query(`PREPARE thread_page(uuid, bigint) AS ${THREAD_PAGE(50).text}`);
-    await plan('first page, largest channel', `EXECUTE channel_page('${t.ids.channel}', ${NO_CURSOR})`);
-    await plan(`page ${t.ids.deepOffset.toLocaleString('en')} deep, largest channel`, `EXECUTE channel_page('${t.ids.channel}', ${deepSeq})`);
-    await plan("largest thread's replies", `EXECUTE thread_page('${t.ids.thread}', ${NO_CURSOR})`);
+    await db.query(`PREPARE channel_page(uuid, bigint, int) AS ${CHANNEL_PAGE.text}`);
+    await db.query(`PREPARE thread_page(uuid, bigint, int) AS ${THREAD_PAGE.text}`);
+    await plan('first page, largest channel', `EXECUTE channel_page('${t.ids.channel}', ${NO_CURSOR}, 50)`);
+    await plan(`page ${t.ids.deepOffset.toLocaleString('en')} deep, largest channel`, `EXECUTE channel_page('${t.ids.channel}', ${deepSeq}, 50)`);
+    await plan("largest thread's replies", `EXECUTE thread_page('${t.ids.thread}', ${NO_CURSOR}, 50)`);
     await db.query(`RESET plan_cache_mode`);
     await plan(
       'channel list, user in 200 channels (listVisibleChannels)',

@@ -349,50 +349,33 @@ export const messageCreatedEvents =
          m.channel_id::text AS channel_id, m.trace_context AS trace
     FROM messages m, w WHERE ${inWindow('m.event_xid')} AND m.seq > w.after`;
 
-// The list ($1) and the cursor ($2) are read through InitPlans, `(SELECT $n)`:
-// the index scan takes them all the same, and the planner, knowing neither
-// value, estimates every execution alike, so it keeps the generic plan
-// (otherwise a newest page, whose cursor takes in the whole channel, looked
-// cheaper planned anew each time; test/api/indexes.test.ts).
+// The list ($1), the cursor ($2) and the limit ($3) are read through
+// InitPlans, `(SELECT $n)`: the index scan and the LIMIT take them all the
+// same, and the planner, knowing none of them, estimates every execution
+// alike, so it keeps the prepared statement's generic plan. With the values
+// in sight it planned every page anew (a fifth of a page's PostgreSQL time):
+// it estimated a parameter's `LIMIT $3` at a tenth of the rows in the generic
+// plan but not in a custom one, and a newest page's cursor as taking in the
+// whole channel (test/api/indexes.test.ts counts the plans).
 const CHANNEL_WHERE = 'm.channel_id = (SELECT $1::uuid) AND m.thread_id IS NULL';
 const THREAD_WHERE = 'm.thread_id = (SELECT $1::uuid)';
 const CURSOR = '(SELECT $2::bigint)';
+const LIMIT_AND_ONE = '(SELECT $3::int + 1)';
 
 /**
- * A page's statements, one for each limit, the limit written into the text
- * (the limits a query may ask are few: PageQuery's 1 to 200). With the limit
- * a parameter, Postgres estimates `LIMIT $n` at a tenth of the rows, so the
- * generic plan looked dearer than planning anew and every execution was
- * planned again (a fifth of a page's PostgreSQL time); with a constant the
- * generic plan is kept (test/api/indexes.test.ts holds it).
+ * One page as JSON text, newest first: the first $3 of the $3 + 1 rows
+ * fetched (the extra row only says whether there is more, without a COUNT).
  */
-export type PageStatements = (limit: number) => PreparedStatement;
-const byLimit = (make: (limit: number) => PreparedStatement): PageStatements => {
-  const made = new Map<number, PreparedStatement>();
-  return (limit) => {
-    // Written into SQL: only a whole number in the range (PageQuery checks it first).
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new Error(`page limit out of range: ${limit}`);
-    let statement = made.get(limit);
-    if (!statement) made.set(limit, (statement = make(limit)));
-    return statement;
-  };
-};
-
-/**
- * One page as JSON text, newest first: the first `limit` of the limit + 1
- * rows fetched (the extra row only says whether there is more, without a COUNT).
- */
-const pageStatements = (name: string, where: string, level: FeatureLevel): PageStatements =>
-  byLimit((limit) => ({
-    name: `${name}_${level}_${limit}`,
-    text: `SELECT ${jsonArray('p.message', 'p.seq DESC', `p.n <= ${limit}`)} AS data,
-                min(p.seq) FILTER (WHERE p.n <= ${limit}) AS last_seq,
-                count(*) > ${limit} AS has_more
+const pageStatement = (name: string, where: string, level: FeatureLevel): PreparedStatement => ({
+  name: `${name}_${level}`,
+  text: `SELECT ${jsonArray('p.message', 'p.seq DESC', 'p.n <= $3')} AS data,
+                min(p.seq) FILTER (WHERE p.n <= $3) AS last_seq,
+                count(*) > $3 AS has_more
            FROM (SELECT m.seq, row_number() OVER (ORDER BY m.seq DESC) AS n, ${messageJson(level)} AS message
                    FROM messages m
                   WHERE ${where} AND m.seq < ${CURSOR}
-                  ORDER BY m.seq DESC LIMIT ${limit + 1}) p`,
-  }));
+                  ORDER BY m.seq DESC LIMIT ${LIMIT_AND_ONE}) p`,
+});
 
 // Level 3: pages that go both ways (docs/decisions.md, "Messages"). Each
 // first picks its range of seq (lo..hi) on the index alone, with whether
@@ -403,59 +386,55 @@ const pageStatements = (name: string, where: string, level: FeatureLevel): PageS
 // has_newer, found (false: `around` names no message of the list). "Is there
 // one beyond" is the nearest seq in index order, not EXISTS: with EXISTS the
 // planner took a sequential scan, expecting an early match.
-const rangePages = (name: string, where: string, level: FeatureLevel, pick: (where: string, limit: number) => string): PageStatements =>
-  byLimit((limit) => ({
-    name: `${name}_${level}_${limit}`,
-    text: `WITH ${pick(where, limit)}
+const rangePage = (name: string, where: string, level: FeatureLevel, pick: string): PreparedStatement => ({
+  name: `${name}_${level}`,
+  text: `WITH ${pick}
          SELECT (SELECT ${jsonArray('x.message', 'x.seq DESC')}
                    FROM (SELECT m.seq, ${messageJson(level)} AS message
                            FROM messages m WHERE ${where} AND m.seq BETWEEN b.lo AND b.hi) x) AS data,
                 b.lo AS last_seq, b.hi AS first_seq, b.has_older AS has_more, b.has_newer, b.found
            FROM b`,
-  }));
+});
 
-/** $2: messages older than this seq. */
-const olderPick = (where: string, limit: number) => `s AS (SELECT m.seq, row_number() OVER (ORDER BY m.seq DESC) AS n FROM messages m
-                        WHERE ${where} AND m.seq < ${CURSOR} ORDER BY m.seq DESC LIMIT ${limit + 1}),
-       r AS (SELECT min(seq) FILTER (WHERE n <= ${limit}) AS lo, max(seq) AS hi, count(*) > ${limit} AS has_older FROM s),
+/** $2: messages older than this seq; $3: the limit. */
+const olderPick = (where: string) => `s AS (SELECT m.seq, row_number() OVER (ORDER BY m.seq DESC) AS n FROM messages m
+                        WHERE ${where} AND m.seq < ${CURSOR} ORDER BY m.seq DESC LIMIT ${LIMIT_AND_ONE}),
+       r AS (SELECT min(seq) FILTER (WHERE n <= $3) AS lo, max(seq) AS hi, count(*) > $3 AS has_older FROM s),
        b AS (SELECT r.lo, r.hi, r.has_older, true AS found,
                     (SELECT m.seq FROM messages m WHERE ${where} AND m.seq > r.hi ORDER BY m.seq LIMIT 1) IS NOT NULL AS has_newer FROM r)`;
 
-/** $2: messages newer than this seq. */
-const newerPick = (where: string, limit: number) => `s AS (SELECT m.seq, row_number() OVER (ORDER BY m.seq) AS n FROM messages m
-                        WHERE ${where} AND m.seq > ${CURSOR} ORDER BY m.seq LIMIT ${limit + 1}),
-       r AS (SELECT min(seq) AS lo, max(seq) FILTER (WHERE n <= ${limit}) AS hi, count(*) > ${limit} AS has_newer FROM s),
+/** $2: messages newer than this seq; $3: the limit. */
+const newerPick = (where: string) => `s AS (SELECT m.seq, row_number() OVER (ORDER BY m.seq) AS n FROM messages m
+                        WHERE ${where} AND m.seq > ${CURSOR} ORDER BY m.seq LIMIT ${LIMIT_AND_ONE}),
+       r AS (SELECT min(seq) AS lo, max(seq) FILTER (WHERE n <= $3) AS hi, count(*) > $3 AS has_newer FROM s),
        b AS (SELECT r.lo, r.hi, r.has_newer, true AS found,
                     (SELECT m.seq FROM messages m WHERE ${where} AND m.seq < r.lo ORDER BY m.seq DESC LIMIT 1) IS NOT NULL AS has_older FROM r)`;
 
 /**
- * $2: the target message's id. About half the limit is wanted newer than it
- * (`newer`), the rest is the target and older ones; a side with fewer than
- * its share leaves the rest to the other side.
+ * $2: the target message's id; $3: the limit; $4: how many newer messages
+ * are wanted (the rest of the limit is the target and older ones). A side
+ * with fewer than its share leaves the rest to the other side.
  */
-const aroundPick = (where: string, limit: number) => {
-  const newer = limit - 1 - Math.floor(limit / 2);
-  return `t AS (SELECT m.seq FROM messages m WHERE ${where} AND m.id = $2::uuid),
-       o AS (SELECT m.seq FROM messages m, t WHERE ${where} AND m.seq <= t.seq ORDER BY m.seq DESC LIMIT ${limit + 1}),
-       w AS (SELECT m.seq FROM messages m, t WHERE ${where} AND m.seq > t.seq ORDER BY m.seq LIMIT ${limit + 1}),
+const aroundPick = (where: string) => `t AS (SELECT m.seq FROM messages m WHERE ${where} AND m.id = $2::uuid),
+       o AS (SELECT m.seq FROM messages m, t WHERE ${where} AND m.seq <= t.seq ORDER BY m.seq DESC LIMIT ${LIMIT_AND_ONE}),
+       w AS (SELECT m.seq FROM messages m, t WHERE ${where} AND m.seq > t.seq ORDER BY m.seq LIMIT ${LIMIT_AND_ONE}),
        c AS (SELECT (SELECT count(*) FROM o)::int AS o, (SELECT count(*) FROM w)::int AS w),
-       k AS (SELECT c.o, c.w, least(c.w, greatest(${newer}, ${limit} - c.o)) AS nw FROM c),
-       q AS (SELECT k.o, k.w, k.nw, least(k.o, ${limit} - k.nw) AS no FROM k),
+       k AS (SELECT c.o, c.w, least(c.w, greatest($4::int, $3::int - c.o)) AS nw FROM c),
+       q AS (SELECT k.o, k.w, k.nw, least(k.o, $3::int - k.nw) AS no FROM k),
        b AS (SELECT (SELECT min(x.seq) FROM (SELECT seq FROM o ORDER BY seq DESC LIMIT q.no) x) AS lo,
                     coalesce((SELECT max(y.seq) FROM (SELECT seq FROM w ORDER BY seq LIMIT q.nw) y), (SELECT seq FROM t)) AS hi,
                     q.o > q.no AS has_older, q.w > q.nw AS has_newer, EXISTS (SELECT 1 FROM t) AS found FROM q)`;
-};
 
 /** The three level-3 statements of one list (channel or thread). */
 export interface BothWaysPages {
-  older: PageStatements;
-  newer: PageStatements;
-  around: PageStatements;
+  older: PreparedStatement;
+  newer: PreparedStatement;
+  around: PreparedStatement;
 }
 const bothWaysPages = (name: string, where: string, level: FeatureLevel): BothWaysPages => ({
-  older: rangePages(`${name}_older`, where, level, olderPick),
-  newer: rangePages(`${name}_newer`, where, level, newerPick),
-  around: rangePages(`${name}_around`, where, level, aroundPick),
+  older: rangePage(`${name}_older`, where, level, olderPick(where)),
+  newer: rangePage(`${name}_newer`, where, level, newerPick(where)),
+  around: rangePage(`${name}_around`, where, level, aroundPick(where)),
 });
 
 // Without a cursor the bound is the largest bigint, so one generic plan (an
@@ -471,21 +450,21 @@ export const NO_CURSOR = '9223372036854775807';
 export interface MessageSql {
   /** One Message (row `m`) as JSON text. */
   json: string;
-  /** History pages: top-level messages of a channel, and one thread's replies ($1 the list, $2 the cursor's seq). */
-  channelPage: PageStatements;
-  threadPage: PageStatements;
+  /** History pages: top-level messages of a channel, and one thread's replies. */
+  channelPage: PreparedStatement;
+  threadPage: PreparedStatement;
   /** Where history pages go both ways (level 3: `around`, `after`, prev_cursor). */
   bothWays?: { channel: BothWaysPages; thread: BothWaysPages };
 }
 const messageSqlOf = (level: FeatureLevel): MessageSql => ({
   json: messageJson(level),
-  channelPage: pageStatements('axid_channel_page', CHANNEL_WHERE, level),
-  threadPage: pageStatements('axid_thread_page', THREAD_WHERE, level),
+  channelPage: pageStatement('axid_channel_page', CHANNEL_WHERE, level),
+  threadPage: pageStatement('axid_thread_page', THREAD_WHERE, level),
   bothWays: existsAt(BOTH_WAYS, level)
     ? { channel: bothWaysPages('axid_channel_page', CHANNEL_WHERE, level), thread: bothWaysPages('axid_thread_page', THREAD_WHERE, level) }
     : undefined,
 });
-// Made once per level (a statement's name, `<name>_<level>_<limit>`, stands for one text).
+// Made once per level (a statement's name, `<name>_<level>`, stands for one text).
 const MESSAGE_SQL = { 2: messageSqlOf(2), 3: messageSqlOf(3) } satisfies Record<FeatureLevel, MessageSql>;
 export const messageSqlAt = (level: FeatureLevel): MessageSql => MESSAGE_SQL[level];
 /** Level 2's history statements (plans checked in test/api/indexes.test.ts, run by the bench). */
@@ -498,9 +477,10 @@ export const THREAD_PAGE = MESSAGE_SQL[2].threadPage;
  * thread's replies (messages_thread_seq), rendered as `sql` gives a Message.
  */
 export async function listMessages(db: Knex, sql: MessageSql, o: { channelId: string; threadId?: string; before?: number; limit: number }): Promise<JsonPage> {
-  const { rows } = await runPrepared<{ data: string; last_seq: string | null; has_more: boolean }>(db, (o.threadId ? sql.threadPage : sql.channelPage)(o.limit), [
+  const { rows } = await runPrepared<{ data: string; last_seq: string | null; has_more: boolean }>(db, o.threadId ? sql.threadPage : sql.channelPage, [
     o.threadId ?? o.channelId,
     o.before === undefined ? NO_CURSOR : String(o.before),
+    o.limit,
   ]);
   const row = rows[0]!;
   return { data: row.data, lastSeq: row.last_seq === null ? null : Number(row.last_seq), hasMore: row.has_more };
@@ -522,15 +502,15 @@ export async function listMessagesBothWays(
   const set = o.threadId ? pages.thread : pages.channel;
   const list = o.threadId ?? o.channelId;
   const { from, limit } = o;
-  const [statements, values] =
+  const [statement, values] =
     'around' in from
-      ? [set.around, [list, from.around]]
+      ? [set.around, [list, from.around, limit, limit - 1 - Math.floor(limit / 2)]]
       : 'after' in from
-        ? [set.newer, [list, String(from.after)]]
-        : [set.older, [list, from.before === undefined ? NO_CURSOR : String(from.before)]];
+        ? [set.newer, [list, String(from.after), limit]]
+        : [set.older, [list, from.before === undefined ? NO_CURSOR : String(from.before), limit]];
   const { rows } = await runPrepared<{ data: string; last_seq: string | null; first_seq: string | null; has_more: boolean; has_newer: boolean; found: boolean }>(
     db,
-    statements(limit),
+    statement,
     values,
   );
   const row = rows[0]!;
