@@ -27,7 +27,7 @@ export const unpin = async (trx: Knex.Transaction, channelId: string, messageId:
  * conversation are made one at a time (lockForPins), so no two share one.
  */
 /** `?`: channel id, cursor (twice; null for the first page), limit + 1. */
-export const pinsPageSql = (messageJson: string) => `SELECT ${messageJson}::text AS message, (extract(epoch FROM m.pinned_at) * 1000000)::bigint AS micros
+export const pinsPageSql = (messageJson: string) => `SELECT ${messageJson} AS message, (extract(epoch FROM m.pinned_at) * 1000000)::bigint AS micros
        FROM messages m
       WHERE m.channel_id = ? AND m.pinned_at IS NOT NULL
         AND (?::bigint IS NULL OR m.pinned_at < timestamptz 'epoch' + ?::bigint * interval '1 microsecond')

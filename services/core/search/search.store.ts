@@ -65,7 +65,7 @@ export async function searchMessages(
   }
   values.push(o.limit + 1);
   const { rows } = await db.raw<{ rows: { seq: string; message: string }[] }>(
-    `SELECT s.seq, ${sql.json}::text AS message
+    `SELECT s.seq, ${sql.json} AS message
        FROM message_search s JOIN messages m ON m.id = s.message_id
       WHERE ${words.length ? "s.words @@ (websearch_to_tsquery('english', ?) || websearch_to_tsquery('simple', ?)) AND" : ''}
             s.workspace_id = ?::uuid
