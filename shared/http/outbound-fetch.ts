@@ -32,11 +32,11 @@ export class OutboundRefused extends Error {}
 /** No usable answer (DNS, connection, timeout): another try may do. */
 export class OutboundFailed extends Error {}
 
-/** Woken for a place with less time than this left, a fetch does not start: it is busy. */
-const TOO_LATE_TO_START_MS = 100;
-
 /** The owner's share was taken for the whole deadline. */
 export class OutboundBusy extends OutboundFailed {}
+
+/** Woken for a place with less time than this left, a fetch does not start: it is busy. */
+const TOO_LATE_TO_START_MS = 100;
 
 export interface ResolvedAddress {
   address: string;
