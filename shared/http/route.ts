@@ -182,6 +182,25 @@ const noNext = async () => {};
 /** The request's client address (behind TRUSTED_PROXIES: shared/http/client-address.ts) and user agent, bounded. */
 export const originOf = (ctx: AppContext): RequestOrigin => ({ ip: ctx.ip || null, userAgent: ctx.get('user-agent').slice(0, 512) || null });
 
+/**
+ * Sets the answer's body, a JSON value serialized here, once. Handed an
+ * object, Koa would serialize it twice: its `length`, which the compressor
+ * reads first, stringifies the body to measure it, and the compressor (or
+ * Koa's own answer) stringifies it again to send it. Anything but a plain
+ * object or array (a string, a Buffer, a stream) goes to Koa as it is.
+ */
+function setBody(ctx: AppContext, body: unknown): void {
+  if (body instanceof JsonText) {
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = body.text;
+  } else if (Array.isArray(body) || (body !== null && typeof body === 'object' && Object.getPrototypeOf(body) === Object.prototype)) {
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = JSON.stringify(body);
+  } else {
+    ctx.body = body;
+  }
+}
+
 /** A handler result whose status depends on the outcome (201 created, 200 already there). */
 export class Reply<T = unknown> {
   constructor(
@@ -314,24 +333,13 @@ export class RouteTable {
         ctx.status = 204;
         return;
       }
-      if (result instanceof JsonText) {
-        ctx.status = spec.status ?? 200;
-        ctx.type = 'application/json; charset=utf-8';
-        ctx.body = result.text;
-        return;
-      }
       if (result instanceof Reply) {
         ctx.status = result.status;
-        if (result.body instanceof JsonText) {
-          ctx.type = 'application/json; charset=utf-8';
-          ctx.body = result.body.text;
-        } else {
-          ctx.body = result.body;
-        }
+        setBody(ctx, result.body);
         return;
       }
       ctx.status = spec.status ?? 200;
-      ctx.body = result;
+      setBody(ctx, result);
     };
 
     this.router[spec.method](koaPath, run as RouterMiddleware<AppState>);
