@@ -127,6 +127,29 @@ describe('the retention job', function () {
     expect(page.pagination.has_more).to.equal(false);
   });
 
+  it('walks posted messages oldest first in batches up to the first kept, and finds imported history written behind newer posts', async () => {
+    // Migration 250: posted messages are walked by seq; those that published no event (imported) come by their own index.
+    const ws = await newWorkspace();
+    const db = stack().rt.db;
+    const channel = expectOk(await ws.owner.post('/api/v1/channels', { name: uniqueName('walk') }), 201).data.id as string;
+    expectOk(await ws.owner.patch(`/api/v1/channels/${channel}`, { retention_days: 30 }));
+    const posted: string[] = [];
+    for (let i = 0; i < 12; i++) posted.push((await post(ws, channel, { content: `posted ${i}` })).id);
+    // The first seven aged in the order they were posted (40 down to 34 days), the rest recent.
+    for (let i = 0; i < 7; i++) await backdate([posted[i]!], daysAgo(40 - i));
+    // Then history imported into the channel (as the Slack import writes it: no event), later in seq than every post: two old, one recent.
+    const imported = (
+      await db('messages')
+        .insert([daysAgo(400), daysAgo(31), daysAgo(2)].map((created_at, i) => ({ workspace_id: ws.workspaceId, channel_id: channel, author_id: ws.ownerId, content: `imported ${i}`, created_at })))
+        .returning('id')
+    ).map((r: { id: string }) => r.id);
+    expect(await db('messages').whereIn('id', imported).whereNotNull('event_xid')).to.have.length(0);
+
+    // Batches of 3: the walk takes three posted messages at a time, the imported ones join in.
+    await runRetention(stack().rt, { batch: 3 });
+    expect(await db('messages').where({ channel_id: channel }).pluck('id')).to.have.members([...posted.slice(7), imported[2]]);
+  });
+
   it('reaches DMs too, and prunes audit entries older than AUDIT_RETENTION_DAYS', async () => {
     const ws = await newWorkspace();
     const db = stack().rt.db;

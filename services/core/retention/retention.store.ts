@@ -33,16 +33,31 @@ export async function retainedChannels(db: Db, after: number, limit: number): Pr
   return res.rows.map((r: RetainedChannel) => ({ ...r, seq: Number(r.seq) }));
 }
 
-/** Up to `limit` of a channel's top-level messages written before `cutoff`, oldest first (messages_channel_created). */
+/**
+ * Up to `limit` of a channel's top-level messages written before `cutoff`
+ * (migration 250). A posted message's created_at is taken as it is posted, so
+ * in a conversation it follows seq: the walk takes the oldest by seq
+ * (messages_channel_seq) up to the first one written at or after the cutoff,
+ * which no later post can precede. Messages that published no event
+ * (event_xid NULL: imported history, which carries its old times under new
+ * seqs) may sit anywhere in seq: they come by their own index,
+ * messages_unpublished_channel_created. A walk reads at most `limit` rows
+ * beyond what it returns.
+ */
 export async function expiredRoots(db: Db, channelId: string, cutoff: Date, limit: number): Promise<string[]> {
-  const rows: { id: string }[] = await db('messages')
-    .where({ channel_id: channelId })
-    .whereNull('thread_id')
-    .where('created_at', '<', cutoff)
-    .orderBy('created_at')
-    .limit(limit)
-    .select('id');
-  return rows.map((r) => r.id);
+  const res = await db.raw(
+    `WITH walk AS (
+       SELECT id, seq, created_at FROM messages WHERE channel_id = ? AND thread_id IS NULL ORDER BY seq LIMIT ?
+     )
+     SELECT id FROM walk WHERE seq < coalesce((SELECT min(seq) FROM walk WHERE created_at >= ?), 9223372036854775807)
+     UNION
+     SELECT id FROM (
+       SELECT id FROM messages WHERE channel_id = ? AND thread_id IS NULL AND event_xid IS NULL AND created_at < ? ORDER BY created_at LIMIT ?
+     ) unpublished
+     LIMIT ?`,
+    [channelId, limit, cutoff, channelId, cutoff, limit, limit],
+  );
+  return res.rows.map((r: { id: string }) => r.id);
 }
 
 export interface DeletedMessage {

@@ -42,6 +42,7 @@ import * as oauth from './210_oauth.js';
 import * as followedThreads from './235_followed_threads.js';
 import * as messageJsonParts from './240_message_json_parts.js';
 import * as authorIndexThreadsOnly from './241_author_index_threads_only.js';
+import * as retentionWalksSeq from './250_retention_walks_seq.js';
 
 // Ordered by name; append new migrations here.
 export const migrations: Record<string, Knex.Migration> = {
@@ -88,4 +89,5 @@ export const migrations: Record<string, Knex.Migration> = {
   '235_followed_threads': followedThreads,
   '240_message_json_parts': messageJsonParts,
   '241_author_index_threads_only': authorIndexThreadsOnly,
+  '250_retention_walks_seq': retentionWalksSeq,
 };
