@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../shared/config.js';
-import { existsAt } from '../shared/feature-level.js';
+import { existsAt, type LevelSpan } from '../shared/feature-level.js';
 import { createDb, ensureDatabase } from '../shared/db/knex.js';
 import { migrateLatest } from '../shared/db/migrate.js';
 import { ReadRouting } from '../shared/db/read-replicas.js';
@@ -13,6 +13,7 @@ import { resolveDependencies, type Dependencies, type Probes } from '../shared/e
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetrics } from '../shared/metrics.js';
 import { createOutboxRelay, type OutboxRelay } from '../shared/relay/outbox-relay.js';
+import { EVENT_SUBSCRIPTIONS } from './core/event-subscriptions/event-subscriptions.schemas.js';
 import { messageCreatedEvents } from './core/messages/messages.store.js';
 import { presentersAt } from './core/presenters.js';
 import { PageCache } from './core/messages/page-cache.js';
@@ -41,6 +42,8 @@ export interface Stack {
 }
 
 const SHUTDOWN_BUDGET_MS = 9_000;
+/** The remote MCP endpoint and its OAuth (contract §15), composed here only (services/remote-mcp.ts). */
+const REMOTE_MCP: LevelSpan = { since: 3 };
 /** /readyz answers within a second even when a dependency hangs. */
 const READY_TIMEOUT_MS = 800;
 
@@ -71,12 +74,12 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   }
   // Level 3: the worker delivers events to subscriptions (docs/bots.md).
   const eventDeliveries =
-    roles.has('worker') && existsAt({ since: 3 }, config.featureLevel)
+    roles.has('worker') && existsAt(EVENT_SUBSCRIPTIONS, config.featureLevel)
       ? await (await import('./worker/event-deliveries.js')).startEventDeliveries(rt, { redisUrl: deps.redisUrl })
       : null;
   const api = roles.has('api') ? (await import('./api/routes.js')).apiRoutes(config.featureLevel).router : undefined;
   // Level 3: the remote MCP endpoint and its OAuth (contract §15; docs/mcp.md).
-  const mcp = api && existsAt({ since: 3 }, config.featureLevel) ? (await import('./remote-mcp.js')).remoteMcpEndpoint(rt, api) : undefined;
+  const mcp = api && existsAt(REMOTE_MCP, config.featureLevel) ? (await import('./remote-mcp.js')).remoteMcpEndpoint(rt, api) : undefined;
   // The web app (services/web/dist) is served by the API role.
   const web = roles.has('api') ? (await import('./api/web-app.js')).webApp() : undefined;
 

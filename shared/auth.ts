@@ -6,8 +6,8 @@ import type { AccessCache } from './access-cache.js';
 import { z } from 'zod';
 import { AppError } from './errors.js';
 import { Timestamp, named } from './http/responses.js';
-import { fromLevel, type FeatureLevel } from './feature-level.js';
-import { SCOPES, type KeyLimits, type Scope } from './scopes.js';
+import { existsAt, fromLevel, type FeatureLevel } from './feature-level.js';
+import { KEY_SCOPES, SCOPES, type KeyLimits, type Scope } from './scopes.js';
 
 export type WorkspaceRole = 'owner' | 'admin' | 'member';
 
@@ -120,11 +120,11 @@ export const ApiKeySchema = named(
     created_at: Timestamp,
     expires_at: Timestamp.nullable(),
     scopes: fromLevel(
-      { since: 3 },
+      KEY_SCOPES,
       z.array(z.enum(SCOPES)).nullable().describe('What the key may do (docs/security.md, "Scopes"); null: everything its user\'s role allows'),
     ),
     conversation_ids: fromLevel(
-      { since: 3 },
+      KEY_SCOPES,
       z.array(z.string()).nullable().describe('The only channels and conversations the key reaches; null: all its user may read'),
     ),
   }),
@@ -144,7 +144,7 @@ export const apiKeyPresenter =
     prefix: row.prefix,
     created_at: row.created_at,
     expires_at: row.expires_at,
-    ...(level >= 3 ? { scopes: row.scopes ?? null, conversation_ids: row.conversation_ids ?? null } : {}),
+    ...(existsAt(KEY_SCOPES, level) ? { scopes: row.scopes ?? null, conversation_ids: row.conversation_ids ?? null } : {}),
   }) as z.infer<typeof ApiKeySchema>;
 
 /** A key as level 2 shows it (keys made where no runtime's presenters are at hand show only their secret). */

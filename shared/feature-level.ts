@@ -1,10 +1,14 @@
 // The feature level (interface: "new capabilities raise the feature level";
-// docs/feature-levels.md). FEATURE_LEVEL sets it once in the config loader;
-// it is asked in few places only: the route table (a route declares the level
-// it starts at, which also feeds the OpenAPI document), the header
-// (shared/http/request-context.ts), the stream's frames and `init`
-// (services/gateway), and the start-up (services/stack.ts: level-3 machinery,
-// and the runtime's presenters bound to the level, services/core/presenters.ts).
+// docs/feature-levels.md). FEATURE_LEVEL sets it once in the config loader.
+// A capability's levels are declared once, as a LevelSpan beside what it
+// governs (a route's `since`, a field's `fromLevel`, an error's ERROR_SINCE,
+// or a named span such as KEY_SCOPES, SCHEDULED_POSTS, STREAM_REPLAY), and
+// asked only through `existsAt(span, level)`: no code compares the level with
+// a number. The level itself is read where a process is put together: the
+// route table (which also feeds the OpenAPI document), the header
+// (shared/http/request-context.ts), the stream (services/gateway), the
+// start-up (services/stack.ts, services/core/bootstrap.ts) and the runtime's
+// presenters, bound to the level once (services/core/presenters.ts).
 export const FEATURE_LEVELS = [2, 3] as const;
 export type FeatureLevel = (typeof FEATURE_LEVELS)[number];
 

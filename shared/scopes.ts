@@ -12,6 +12,10 @@
 // search (their queries take `conversationIds`), the stream and event
 // subscriptions (reachesEvent below).
 import { AppError } from './errors.js';
+import type { LevelSpan } from './feature-level.js';
+
+/** Keys carry scopes and conversations, and routes declare theirs (`x-scope`), from this level on. */
+export const KEY_SCOPES: LevelSpan = { since: 3 };
 
 /** Every scope a key may carry, in the order they are documented. */
 export const SCOPES = ['read', 'messages:write', 'channels:write', 'files:write', 'events', 'admin'] as const;

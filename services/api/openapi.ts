@@ -5,11 +5,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ERROR_SINCE, ERROR_STATUS, type ErrorCode } from '../../shared/errors.js';
-import { STREAM_SCOPE } from '../../shared/scopes.js';
+import { KEY_SCOPES, STREAM_SCOPE } from '../../shared/scopes.js';
 import { namedSchemas, schemaName } from '../../shared/http/responses.js';
 import { RouteTable, type RouteSpec } from '../../shared/http/route.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_TTL_HOURS, REPLAYED_HEADER } from '../../shared/http/idempotency.js';
-import { DEFAULT_FEATURE_LEVEL, fieldsAbsentAt, type FeatureLevel } from '../../shared/feature-level.js';
+import { DEFAULT_FEATURE_LEVEL, existsAt, fieldsAbsentAt, type FeatureLevel } from '../../shared/feature-level.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -172,7 +172,7 @@ function operation(spec: RouteSpec, fullPath: string, bodies: Map<z.ZodType, Jso
     operationId: `${spec.method}${fullPath.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     security: (spec.auth ?? 'key') === 'key' ? [{ bearer: [] }] : [],
     // The scope a key needs (shared/http/route.ts `scope`), where keys have scopes.
-    ...(level >= 3 && spec.scope !== 'public' ? { 'x-scope': spec.scope } : {}),
+    ...(existsAt(KEY_SCOPES, level) && spec.scope !== 'public' ? { 'x-scope': spec.scope } : {}),
     parameters: [...parameters(spec.params, 'path'), ...parameters(spec.query, 'query'), ...(spec.idempotent ? [IDEMPOTENCY_PARAMETER] : [])],
     ...(spec.body ? { requestBody: { required: true, content: bodyContent } } : {}),
     responses: { ...success, ...errorResponses([...impliedErrors(spec, level), ...(spec.errors ?? [])], errors) },
@@ -273,11 +273,13 @@ export function buildOpenApi(tables: RouteTable[]) {
       tags: ['Stream'],
       operationId: 'getApiV1Stream',
       security: [{ bearer: [] }],
-      ...(level >= 3 ? { 'x-scope': STREAM_SCOPE } : {}),
+      ...(existsAt(KEY_SCOPES, level) ? { 'x-scope': STREAM_SCOPE } : {}),
       responses: {
         '200': { description: 'The event stream', headers: SERVICE_HEADERS, content: { 'text/event-stream': { schema: { type: 'string' } } } },
         ...errorResponses(
-          ['unauthorized', 'key_expired', ...(level >= 3 ? (['insufficient_scope'] as const) : []), 'rate_limited', 'too_many_streams', 'internal_error', 'service_unavailable'],
+          (['unauthorized', 'key_expired', 'insufficient_scope', 'rate_limited', 'too_many_streams', 'internal_error', 'service_unavailable'] as const).filter(
+            (code) => (ERROR_SINCE[code] ?? 2) <= level,
+          ),
           errors,
         ),
       },

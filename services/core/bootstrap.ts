@@ -1,10 +1,11 @@
 import type { Knex } from '../../shared/db/knex.js';
 import type { Config } from '../../shared/config.js';
+import { existsAt } from '../../shared/feature-level.js';
 import type { Logger } from '../../shared/logger.js';
 import { insertChannel, insertMember } from './channels/channels.store.js';
 import { countWorkspaces } from './workspaces/workspaces.store.js';
 import { createWorkspaceWithOwner } from './workspaces/workspaces.service.js';
-import { ensureSystemAgent } from './workspaces/system-agent.js';
+import { SYSTEM_AGENT, ensureSystemAgent } from './workspaces/system-agent.js';
 
 /**
  * First start against an empty database: a workspace, its owner and the
@@ -33,7 +34,7 @@ export async function bootstrapWorkspace(db: Knex, config: Config, log: Logger):
   });
   log.info({ workspace_id: created.workspace.id, owner_id: created.owner.id }, 'bootstrap: created the workspace, its owner and #general');
   // Level 3: the system agent "Axid" that sends reminders (contract §14); no one listens yet, so no event.
-  if (config.featureLevel >= 3) await ensureSystemAgent(db, created.workspace.id);
+  if (existsAt(SYSTEM_AGENT, config.featureLevel)) await ensureSystemAgent(db, created.workspace.id);
   if (!config.bootstrapAdminKey) {
     process.stdout.write(`\nAxid owner API key (shown once, keep it safe):\n  ${created.key}\n\n`);
   }

@@ -74,8 +74,8 @@ export interface RouteSpec<
   succeeds?: false;
   /** Other success statuses the handler may answer with `Reply` (documented too). */
   alsoStatus?: number[];
-  /** Other success statuses the handler may answer with `Reply`, each with a body of its own (a scheduled post's 202). */
-  otherResponses?: { status: number; response: z.ZodType }[];
+  /** Other success statuses the handler may answer with `Reply`, each with a body of its own (a scheduled post's 202), at the levels of its span. */
+  otherResponses?: ({ status: number; response: z.ZodType } & LevelSpan)[];
   /** Body media types accepted besides JSON (the compatible webhook takes forms). */
   form?: boolean;
   /** Handles its own body (multipart uploads): no body parser runs. */
@@ -238,6 +238,7 @@ export class RouteTable {
       body: inputAt(spec.body, this.level),
       query: inputAt(spec.query, this.level),
       idempotent,
+      otherResponses: spec.otherResponses?.filter((other) => existsAt(other, this.level)),
       // A code of a later level (ERROR_SINCE) is not this level's: the route never answers it here.
       errors: (idempotent ? [...(spec.errors ?? []), 'idempotency_key_reused' as const, 'idempotency_in_progress' as const] : spec.errors)?.filter(
         (code: ErrorCode) => (ERROR_SINCE[code] ?? 2) <= this.level,

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { EVENT_TYPES } from '../../../shared/events.js';
+import type { LevelSpan } from '../../../shared/feature-level.js';
 import { PageQuery } from '../../../shared/http/envelope.js';
+
+/** Events pushed to a bot over HTTP: the routes, and the worker's deliveries (contract §11). */
+export const EVENT_SUBSCRIPTIONS: LevelSpan = { since: 3 };
 
 /**
  * What a subscription gets when it names no types: every event its owner's

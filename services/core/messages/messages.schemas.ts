@@ -37,6 +37,9 @@ const MessageId = (what: string) => z.string().refine(isUuid, `must be ${what} (
 /** An ISO 8601 time with its offset (`2026-12-01T09:00:00Z`, `…+02:00`): scheduled messages, reminders. */
 export const IsoTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time with its offset, such as 2026-12-01T09:00:00Z' });
 
+/** A post with `send_at` is scheduled instead: the field, and the 202 that answers it (contract §14). */
+export const SCHEDULED_POSTS: LevelSpan = { since: 3 };
+
 export const PostMessageBody = z.strictObject({
   content: Content,
   content_json: ContentJson.optional(),
@@ -47,7 +50,7 @@ export const PostMessageBody = z.strictObject({
     z.boolean({ error: 'must be true or false' }).optional().describe('True: a streamed reply, grown with .../append and ended with .../finish (feature level 3)'),
   ),
   send_at: fromLevel(
-    { since: 3 },
+    SCHEDULED_POSTS,
     IsoTime.optional()
       .describe('Post it then instead (1 minute to 120 days ahead): answers 202 with the ScheduledMessage (feature level 3)'),
   ),

@@ -6,10 +6,14 @@
 // workspaces.system_agent_id is set under the workspace row's lock.
 import { randomBytes } from 'node:crypto';
 import { recordEvents } from '../../../shared/events.js';
+import type { LevelSpan } from '../../../shared/feature-level.js';
 import type { Knex } from '../../../shared/db/knex.js';
 import type { Runtime } from '../../../shared/runtime.js';
 import { presentUser, type UserRow } from '../users/users.presenter.js';
 import { insertUser } from '../users/users.store.js';
+
+/** The levels a workspace has its system agent at. */
+export const SYSTEM_AGENT: LevelSpan = { since: 3 };
 
 export const SYSTEM_AGENT_NAME = 'axid';
 export const SYSTEM_AGENT_DISPLAY_NAME = 'Axid';

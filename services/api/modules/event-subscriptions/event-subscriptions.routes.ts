@@ -2,21 +2,20 @@ import { list, ok } from '../../../../shared/http/envelope.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
 import { EventDeliverySchema, EventSubscriptionSchema, IssuedEventSubscriptionSchema } from '../../../core/event-subscriptions/event-subscriptions.presenter.js';
-import { AllQuery, CreateSubscriptionBody, ListSubscriptionsQuery, SubscriptionIdParams } from '../../../core/event-subscriptions/event-subscriptions.schemas.js';
+import { AllQuery, CreateSubscriptionBody, EVENT_SUBSCRIPTIONS, ListSubscriptionsQuery, SubscriptionIdParams } from '../../../core/event-subscriptions/event-subscriptions.schemas.js';
 import * as subscriptions from '../../../core/event-subscriptions/event-subscriptions.service.js';
 
 const tag = 'Event subscriptions';
 
 /** Events pushed to a bot over HTTP (level 3, contract §11; docs/bots.md). */
 export function eventSubscriptionRoutes(routes: RouteTable) {
-  const since = 3;
   routes
     .add(
       {
         method: 'post',
         path: '/event-subscriptions',
         scope: 'events',
-        since,
+        ...EVENT_SUBSCRIPTIONS,
         summary: 'Subscribe an https:// address to the events your stream receives; the secret is in this response only',
         description:
           'Before answering, the service POSTs `{"type": "url_verification", "challenge": "<random>"}` to the URL and expects, within 5 s, a 2xx whose body is the challenge (plain text or `{"challenge": ...}`); otherwise 400. Private and loopback addresses are refused. At most 5 per user (409).',
@@ -33,7 +32,7 @@ export function eventSubscriptionRoutes(routes: RouteTable) {
         method: 'get',
         path: '/event-subscriptions',
         scope: 'events',
-        since,
+        ...EVENT_SUBSCRIPTIONS,
         summary: 'List your event subscriptions (admins: every one of the workspace with all=true)',
         tag,
         query: ListSubscriptionsQuery,
@@ -43,11 +42,11 @@ export function eventSubscriptionRoutes(routes: RouteTable) {
       async ({ rt, actor, query }) => list(await subscriptions.listSubscriptions(rt, actor, query)),
     )
     .add(
-      { method: 'get', path: '/event-subscriptions/{subscription_id}', scope: 'events', since, summary: 'Get an event subscription', tag, params: SubscriptionIdParams, query: AllQuery, response: dataOf(EventSubscriptionSchema) },
+      { method: 'get', path: '/event-subscriptions/{subscription_id}', scope: 'events', ...EVENT_SUBSCRIPTIONS, summary: 'Get an event subscription', tag, params: SubscriptionIdParams, query: AllQuery, response: dataOf(EventSubscriptionSchema) },
       async ({ rt, actor, params, query }) => ok(await subscriptions.getSubscription(rt, actor, params.subscription_id, query.all)),
     )
     .add(
-      { method: 'delete', path: '/event-subscriptions/{subscription_id}', scope: 'events', since, summary: 'Delete an event subscription (admins: anyone\'s, with all=true)', tag, params: SubscriptionIdParams, query: AllQuery },
+      { method: 'delete', path: '/event-subscriptions/{subscription_id}', scope: 'events', ...EVENT_SUBSCRIPTIONS, summary: 'Delete an event subscription (admins: anyone\'s, with all=true)', tag, params: SubscriptionIdParams, query: AllQuery },
       async ({ rt, actor, params, query }) => {
         await subscriptions.deleteSubscription(rt, actor, params.subscription_id, query.all);
       },
@@ -57,7 +56,7 @@ export function eventSubscriptionRoutes(routes: RouteTable) {
         method: 'post',
         path: '/event-subscriptions/{subscription_id}/rotate-secret',
         scope: 'events',
-        since,
+        ...EVENT_SUBSCRIPTIONS,
         summary: 'Issue a new signing secret; the old one keeps signing beside it for 24 h',
         tag,
         params: SubscriptionIdParams,
@@ -70,7 +69,7 @@ export function eventSubscriptionRoutes(routes: RouteTable) {
         method: 'get',
         path: '/event-subscriptions/{subscription_id}/deliveries',
         scope: 'events',
-        since,
+        ...EVENT_SUBSCRIPTIONS,
         summary: 'The last 100 delivery attempts, newest first',
         tag,
         params: SubscriptionIdParams,

@@ -4,7 +4,7 @@ import { Reply, type RouteTable } from '../../../../shared/http/route.js';
 import { dataOf, listOf } from '../../../../shared/http/responses.js';
 import type { ChannelKind } from '../../../core/channels/channels.access.js';
 import { MessageEditSchema, MessageSchema, ReactionSchema } from '../../../core/messages/messages.presenter.js';
-import { AppendBody, FinishBody, ListMessagesQuery, PostMessageBody, ReactionBody, UpdateMessageBody } from '../../../core/messages/messages.schemas.js';
+import { AppendBody, FinishBody, ListMessagesQuery, PostMessageBody, ReactionBody, SCHEDULED_POSTS, UpdateMessageBody } from '../../../core/messages/messages.schemas.js';
 import * as messages from '../../../core/messages/messages.service.js';
 import { ScheduledMessageSchema } from '../../../core/scheduled-messages/scheduled-messages.presenter.js';
 import * as scheduled from '../../../core/scheduled-messages/scheduled-messages.service.js';
@@ -45,8 +45,8 @@ export function messageRoutes(routes: RouteTable, o: { base: string; param: stri
         body: PostMessageBody,
         status: 201,
         response: dataOf(MessageSchema),
-        // Level 3: with send_at, the message is scheduled instead (contract §14).
-        ...(routes.level >= 3 ? { otherResponses: [{ status: 202, response: dataOf(ScheduledMessageSchema) }] } : {}),
+        // With send_at, the message is scheduled instead (contract §14).
+        otherResponses: [{ status: 202, response: dataOf(ScheduledMessageSchema), ...SCHEDULED_POSTS }],
         errors: ['forbidden', 'channel_archived', 'agent_chain_limit'],
         idempotent: 'actor',
       },
