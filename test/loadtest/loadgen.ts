@@ -82,6 +82,34 @@ const READ_BUFFER = Buffer.alloc(64 * 1024);
 const MARKER = Buffer.from('event: ');
 const INIT = Buffer.from('event: init');
 
+/**
+ * LOADTEST_STREAM_READ_MS (default 1000; 0: every event as it arrives): how
+ * often a stream's socket is read. After each read the socket is paused and
+ * read again this long after, so one read takes every frame that came
+ * meanwhile from the kernel's receive queue, instead of a wake-up and a read
+ * per frame. The gateway writes every frame as before; what it saves is the
+ * load generator's CPU, which shares the box (docs/bench.md, "The loadtest's
+ * own cost"). Frames are counted when read, so a window's count lags by at
+ * most this long.
+ */
+const STREAM_READ_MS = /^\d+$/.test(process.env.LOADTEST_STREAM_READ_MS ?? '') ? Number(process.env.LOADTEST_STREAM_READ_MS) : 1000;
+/** Paused streams, oldest pause first, each read again once STREAM_READ_MS has passed. */
+const pausedStreams: { socket: net.Socket; at: number }[] = [];
+let pausedHead = 0;
+if (STREAM_READ_MS > 0) {
+  setInterval(() => {
+    const due = performance.now() - STREAM_READ_MS;
+    while (pausedHead < pausedStreams.length && pausedStreams[pausedHead]!.at <= due) {
+      const { socket } = pausedStreams[pausedHead++]!;
+      if (!socket.destroyed) socket.resume();
+    }
+    if (pausedHead > 4096 && pausedHead * 2 > pausedStreams.length) {
+      pausedStreams.splice(0, pausedHead);
+      pausedHead = 0;
+    }
+  }, Math.min(50, STREAM_READ_MS)).unref();
+}
+
 // ---------------------------------------------------------------- measuring
 
 class Window {
@@ -244,6 +272,10 @@ class User {
                 partial = k;
                 break;
               }
+            }
+            if (STREAM_READ_MS > 0 && done) {
+              socket.pause();
+              pausedStreams.push({ socket, at: performance.now() });
             }
             return true;
           },
