@@ -145,13 +145,16 @@ describe('indexes of the hot paths', () => {
     const [root] = await db('messages').insert({ workspace_id: workspaceId, channel_id: channel.id, author_id: ownerId, content: 'imported' }).returning('id');
     await db('messages').insert({ workspace_id: workspaceId, channel_id: channel.id, author_id: ownerId, thread_id: root.id, content: 'imported reply' });
     expect(await entries(), 'imported top-level message').to.equal(start + 1);
-    // Retention's two reads are index scans: the walk on messages_channel_seq, the rest on this index.
+    // Retention's two reads go by index, never a sequential scan: the walk on messages_channel_seq, the rest on this
+    // index (on a table this small the planner may take either as a bitmap scan and sort).
     const plan = await explain(db.raw('SELECT id FROM messages WHERE channel_id = ? AND thread_id IS NULL ORDER BY seq LIMIT 500', [channelId]).toString());
-    expect(plan, plan).to.match(/Index Scan Backward using messages_channel_seq/);
+    expect(plan, plan).to.match(/using messages_channel_seq|on messages_channel_seq/);
+    expect(plan, plan).to.not.match(/Seq Scan/);
     const rest = await explain(
       db.raw(`SELECT id FROM messages WHERE channel_id = ? AND thread_id IS NULL AND event_xid IS NULL AND created_at < now() ORDER BY created_at LIMIT 500`, [channelId]).toString(),
     );
-    expect(rest, rest).to.match(/Index (Only )?Scan using messages_unpublished_channel_created/);
+    expect(rest, rest).to.match(/(using|on) messages_unpublished_channel_created/);
+    expect(rest, rest).to.not.match(/Seq Scan/);
   });
 
   it('serves a thread replies page without a sequential scan of messages', async () => {
