@@ -49,6 +49,8 @@ export const encodeFrame = (type: string, data: Record<string, unknown>, id?: st
 /** The id of a frame written now, or undefined where frames carry none (level 2). */
 export type FrameIds = () => string | undefined;
 
+const NO_USERS: ReadonlySet<UserState> = new Set();
+
 /** Membership as the hub knows it (loaded at attach, kept up to date from membership events). */
 const isIndexedMember = (channelId: string, state: UserState) => state.channels?.has(channelId) === true;
 
@@ -259,9 +261,12 @@ export class Hub {
   }
 
   /** The users an event may reach, from the index: the workspace's, or the channel's members and the named users. */
-  private candidates(event: AxidEvent, ws: Set<UserState>): Set<UserState> {
+  private candidates(event: AxidEvent, ws: Set<UserState>): ReadonlySet<UserState> {
     const { to } = event;
     if (to.scope === 'workspace') return ws;
+    // The channel's own members' set, not a copy: most events are a channel's
+    // alone, and copying its members cost a hash insert per delivery.
+    if (to.scope === 'channel' && !to.user_ids?.length) return this.channels.get(to.channel_id) ?? NO_USERS;
     const out = new Set<UserState>();
     if (to.scope === 'channel') for (const state of this.channels.get(to.channel_id) ?? []) out.add(state);
     for (const id of to.user_ids ?? []) {

@@ -58,10 +58,10 @@ const member = (type: 'channel.member_added' | 'channel.member_removed'): AxidEv
   data: { channel_id: C, user_id: U },
 });
 
-async function open(hub: Hub) {
+async function open(hub: Hub, who = info) {
   const res = new FakeResponse();
-  const conn = new SseConnection(info, res as unknown as ServerResponse, { maxQueueBytes: 1 << 20, metrics, ended: (c) => hub.detach(c) });
-  const ticket = hub.reserve(info);
+  const conn = new SseConnection(who, res as unknown as ServerResponse, { maxQueueBytes: 1 << 20, metrics, ended: (c) => hub.detach(c) });
+  const ticket = hub.reserve(who);
   const attached = hub.attach(conn, ticket, () => conn.send(encodeFrame('init', {}), false)).finally(() => hub.release(ticket));
   return { res, conn, attached };
 }
@@ -100,6 +100,26 @@ describe('gateway routing index', () => {
     expect(res.ended).to.equal(true);
     expect(conn.closed).to.equal(true);
     expect(hub.size).to.equal(0);
+  });
+
+  it('delivers a channel’s event to every member left when a member’s stream is cut off midway', async () => {
+    // The channel's members are routed from the index's own set: a stream cut
+    // off during delivery leaves it (its user's last stream) while it is walked.
+    const hub = new Hub(async () => [C]);
+    const streams = [];
+    for (const userId of ['u1', 'u2', 'u3']) {
+      const opened = await open(hub, { ...info, userId, keyId: `k-${userId}` });
+      await opened.attached;
+      streams.push(opened);
+    }
+    // The first member's client has fallen behind by more than the bound.
+    streams[0]!.res.socket.writableLength = 2 << 20;
+    expect(hub.route(message('m1'))).to.equal(2);
+    expect(streams[0]!.conn.closed).to.equal(true);
+    for (const { res } of streams.slice(1)) expect(res.written.at(-1)).to.include('"m1"');
+    expect(hub.size).to.equal(2);
+    // The index no longer holds the first member: the next event goes to the other two alone.
+    expect(hub.route(message('m2'))).to.equal(2);
   });
 
   it('encodes the type first and equal to the event name', () => {
