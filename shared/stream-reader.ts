@@ -34,6 +34,15 @@ export interface StreamReaderOptions {
 export type EntryListener = (event: AxidEvent, entryId: string, stream: number, trace: string | undefined) => void;
 
 const BATCH = 1000;
+/**
+ * A batch's entries are dispatched in turns of about this long: between two
+ * turns the process's other work runs (a gateway's streams opening, its
+ * database answers), which otherwise waited behind a whole batch. On a busy
+ * gateway one batch fanned out to thousands of streams took seconds, and
+ * streams took as long to open (docs/bench.md, "Turns of 20 ms").
+ */
+const TURN_MS = 20;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Milliseconds part of a stream entry id (`<ms>-<seq>`). */
 export const entryTime = (id: string) => Number(id.slice(0, id.indexOf('-')));
@@ -147,9 +156,16 @@ export class StreamReader {
           res = (await this.redis.xread('COUNT', BATCH, 'BLOCK', this.o.blockMs, 'STREAMS', ...streamKeys, ...lastIds)) as typeof res;
         }
         backoff = 100;
-        for (const [key, entries] of res ?? []) {
+        let turnStarted = performance.now();
+        batch: for (const [key, entries] of res ?? []) {
           const stream = streamKeys.indexOf(key);
           for (const [id, fields] of entries) {
+            if (performance.now() - turnStarted > TURN_MS) {
+              // In order still: the next read waits for this batch's last entry.
+              await nextTurn();
+              if (this.stopped) break batch;
+              turnStarted = performance.now();
+            }
             lastIds[stream] = id;
             this.dispatch(id, fields, stream);
           }

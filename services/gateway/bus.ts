@@ -66,6 +66,8 @@ export interface BusOptions {
   blockMs: number;
   retentionMs: number;
   onEntry(entry: BusEntry): void;
+  /** Told after each read, once its entries were all given to onEntry (in turns: shared/stream-reader.ts). */
+  onBatchEnd(): void;
 }
 
 /**
@@ -179,6 +181,7 @@ export class GatewayBus {
       const durable = stream === 0;
       this.o.onEntry({ event, id, shard: index, durable, copy: durable && index === 0 && this.shards > 1 && homeShard(channelOf(event), this.shards) !== 0, trace });
     });
+    reader.onHeard(() => this.o.onBatchEnd());
     reader.start();
     this.readers.set(index, reader);
     this.o.onReaders?.(this.readers.size);

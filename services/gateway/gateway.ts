@@ -77,6 +77,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
         metrics.delivered.inc(tracing.run(`gateway deliver ${event.type}`, 'consumer', entry.trace, { 'axid.event.type': event.type }, () => hub.route(event)));
       } else metrics.delivered.inc(hub.route(entry.event));
     },
+    onBatchEnd: () => hub.endBatch(),
   });
   const shardOf = (channelId: string) => channelShard(channelId, rt.bus.shards.length);
   const hub = new Hub((userId) => channelIdsOfUser(rt.db, userId), features.replay ? () => bus.frameId() : () => undefined, {

@@ -60,15 +60,10 @@ export class Hub {
   private readonly channels = new Map<string, Set<UserState>>();
   private readonly all = new Set<SseConnection>();
   private readonly tickets = new Set<Ticket>();
-  /** Events routed in this event-loop turn (the reader dispatches a whole XREAD batch in one turn). */
-  private routedThisTurn = 0;
-  /** Sockets corked in this turn, uncorked together when it ends. */
+  /** Events routed in this read's batch (dispatched in turns: shared/stream-reader.ts). */
+  private routedInBatch = 0;
+  /** Sockets corked in this batch, uncorked together when it ends. */
   private readonly corked: Socket[] = [];
-  private readonly endTurn = () => {
-    for (const socket of this.corked) socket.uncork();
-    this.corked.length = 0;
-    this.routedThisTurn = 0;
-  };
 
   constructor(
     private readonly loadMemberships: MembershipLoader,
@@ -140,6 +135,13 @@ export class Hub {
     start();
   }
 
+  /** The read's batch was all routed: writes what it corked (the bus calls it after each read). */
+  endBatch() {
+    for (const socket of this.corked) socket.uncork();
+    this.corked.length = 0;
+    this.routedInBatch = 0;
+  }
+
   /** Takes an ended connection out of the index (the gateway calls it for every stream that ends, attached or not). */
   detach(conn: SseConnection) {
     if (!this.all.delete(conn)) return;
@@ -178,11 +180,10 @@ export class Hub {
     if (targets.size > 0) {
       const frame = encodeFrame(type, data, this.frameIds());
       const now = Date.now();
-      // The first event of a turn is written at once; from the second on (a
+      // The first event of a batch is written at once; from the second on (a
       // backlog read in one batch) each socket is corked, so the rest of the
-      // batch reaches it in one writev instead of one write(2) per event.
-      const cork = this.routedThisTurn++ > 0 ? this.corked : null;
-      if (this.routedThisTurn === 1) process.nextTick(this.endTurn);
+      // batch reaches it in one writev (endBatch) instead of one write(2) per event.
+      const cork = this.routedInBatch++ > 0 ? this.corked : null;
       for (const state of targets) {
         // The index narrows the users down; the one rule of what a stream sees decides.
         if (!streamReceives(event, state, isIndexedMember)) continue;
