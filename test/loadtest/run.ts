@@ -146,6 +146,12 @@ interface StepResult {
   /** The machine's 1-minute load average at the window's start and end (other work shares these cores). */
   loadAverageStart: number;
   loadAverage: number;
+  /**
+   * Connections the kernel dropped because a listen queue was full (TcpExt
+   * ListenOverflows, the whole machine), over the step's ramp and over its
+   * window: each costs its client a SYN sent again 1 s later (then 3 s).
+   */
+  listenOverflows: { ramp: number; window: number };
   /** Cores busy with anything, from /proc/stat over the window (all processes of the machine), in % of one core. */
   machineCpuPercent: number;
   healthy: boolean;
@@ -158,6 +164,14 @@ function machineJiffies() {
   return { busy: user! + nice! + system! + irq! + softirq! };
 }
 const TICKS_PER_SECOND = 100;
+
+/** The machine's TcpExt ListenOverflows counter (/proc/net/netstat). */
+function listenOverflows(): number {
+  const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n').filter((l) => l.startsWith('TcpExt:'));
+  const [names, values] = lines.map((l) => l.trim().split(/\s+/));
+  const i = names?.indexOf('ListenOverflows') ?? -1;
+  return i > 0 ? Number(values?.[i] ?? 0) : 0;
+}
 
 /** Makes the corner, or exits with the documented refusal (code 3). */
 function corner(): LoadgenCorner {
@@ -365,12 +379,13 @@ async function main() {
     let running = 0;
     for (const target of STEPS.filter((n) => n <= max)) {
       log(`step: ${target} users (adding ${target - running} over ${RAMP_SECONDS} s)`);
+      const rampOverflows = listenOverflows();
       running = (await gen.ask({ type: 'add', count: target - running, rampSeconds: RAMP_SECONDS }, 'added')).users;
       await sleep(RAMP_SECONDS * 1000);
       // The window: what happens with all the step's users on.
       gen.send({ type: 'window' });
       const waits = new Map<string, number>();
-      const cpu0 = { api: cpuMsOf(api.pid), gateway: cpuMsOf(gateway.pid), loadgen: cpuMsOf(gen.pid), self: process.cpuUsage(), machine: machineJiffies(), throttled: made?.throttledMs() ?? null };
+      const cpu0 = { api: cpuMsOf(api.pid), gateway: cpuMsOf(gateway.pid), loadgen: cpuMsOf(gen.pid), self: process.cpuUsage(), machine: machineJiffies(), overflows: listenOverflows(), throttled: made?.throttledMs() ?? null };
       const loadAverageStart = os.loadavg()[0]!;
       const statements = await statementsAvailable(db);
       if (statements) await db.query('SELECT pg_stat_statements_reset()');
@@ -419,6 +434,7 @@ async function main() {
         postgresWaits: Object.fromEntries([...waits].sort((a, b) => b[1] - a[1])),
         loadAverageStart,
         loadAverage: os.loadavg()[0]!,
+        listenOverflows: { ramp: cpu0.overflows - rampOverflows, window: listenOverflows() - cpu0.overflows },
         machineCpuPercent: (((machineJiffies().busy - cpu0.machine.busy) / TICKS_PER_SECOND) * 100) / seconds,
         healthy: true,
         broke: [],
@@ -435,7 +451,7 @@ async function main() {
           `postgres ${r.postgresCpuPercent.toFixed(0)} %, load generator ${r.loadgenCpuPercent.toFixed(0)} %` +
           (r.loadgenThrottledPercent === null ? '' : ` (held back by its quota ${r.loadgenThrottledPercent.toFixed(0)} %)`) +
           ` (loop delay p99 ${r.loadgenLoopDelayP99Ms.toFixed(0)} ms), this runner ${r.runnerCpuPercent.toFixed(0)} %, everything else on the machine ${others.toFixed(0)} %; ` +
-          `machine load ${r.loadAverageStart.toFixed(1)} -> ${r.loadAverage.toFixed(1)}` +
+          `machine load ${r.loadAverageStart.toFixed(1)} -> ${r.loadAverage.toFixed(1)}, listen queue overflows ${r.listenOverflows.ramp} in the ramp, ${r.listenOverflows.window} in the window` +
           (r.healthy ? '' : `: BROKE (${r.broke.join('; ')})`),
       );
       if (!r.healthy) {
