@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../shared/config.js';
-import { existsAt, type LevelSpan } from '../shared/feature-level.js';
+import { existsAt } from '../shared/feature-level.js';
 import { createDb, ensureDatabase } from '../shared/db/knex.js';
 import { migrateLatest } from '../shared/db/migrate.js';
 import { ReadRouting } from '../shared/db/read-replicas.js';
@@ -14,6 +14,7 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetrics } from '../shared/metrics.js';
 import { createOutboxRelay, type OutboxRelay } from '../shared/relay/outbox-relay.js';
 import { EVENT_SUBSCRIPTIONS } from './core/event-subscriptions/event-subscriptions.schemas.js';
+import { REMOTE_MCP } from './core/oauth/oauth.level.js';
 import { messageCreatedEvents } from './core/messages/messages.store.js';
 import { presentersAt } from './core/presenters.js';
 import { PageCache } from './core/messages/page-cache.js';
@@ -42,8 +43,6 @@ export interface Stack {
 }
 
 const SHUTDOWN_BUDGET_MS = 9_000;
-/** The remote MCP endpoint and its OAuth (contract §15), composed here only (services/remote-mcp.ts). */
-const REMOTE_MCP: LevelSpan = { since: 3 };
 /** /readyz answers within a second even when a dependency hangs. */
 const READY_TIMEOUT_MS = 800;
 

@@ -24,6 +24,13 @@ async function explainGeneric(statement: { text: string }, values: unknown[]): P
   }
 }
 
+/** How many entries an index holds, counted in the index itself (pgstattuple). */
+async function indexEntries(index: string): Promise<number> {
+  const db = stack().rt.db;
+  await db.raw('CREATE EXTENSION IF NOT EXISTS pgstattuple');
+  return Number((await db.raw('SELECT tuple_count FROM pgstattuple(?::regclass)', [index])).rows[0].tuple_count);
+}
+
 describe('indexes of the hot paths', () => {
   let channelId: string;
   let rootId: string;
@@ -112,8 +119,7 @@ describe('indexes of the hot paths', () => {
   it('gives the author index an entry only for messages in a thread: a top-level post without replies pays nothing for it', async () => {
     // The followed threads' candidates (migration 241), counted in the index itself by pgstattuple, before and after.
     const db = stack().rt.db;
-    await db.raw('CREATE EXTENSION IF NOT EXISTS pgstattuple');
-    const entries = async () => Number((await db.raw(`SELECT tuple_count FROM pgstattuple('messages_author_thread_seq')`)).rows[0].tuple_count);
+    const entries = () => indexEntries('messages_author_thread_seq');
     const [channel] = await db('channels').insert({ workspace_id: workspaceId, name: 'idx-author', created_by: ownerId }).returning('id');
     const start = await entries();
     const roots = await db('messages')
@@ -130,8 +136,7 @@ describe('indexes of the hot paths', () => {
 
   it("gives retention's index no entry for a posted top-level message, only for history that published no event (migration 250)", async () => {
     const db = stack().rt.db;
-    await db.raw('CREATE EXTENSION IF NOT EXISTS pgstattuple');
-    const entries = async () => Number((await db.raw(`SELECT tuple_count FROM pgstattuple('messages_unpublished_channel_created')`)).rows[0].tuple_count);
+    const entries = () => indexEntries('messages_unpublished_channel_created');
     const [channel] = await db('channels').insert({ workspace_id: workspaceId, name: 'idx-retention', created_by: ownerId }).returning('id');
     const start = await entries();
     // Posted: the message is its own event (event_xid), as the API writes it.

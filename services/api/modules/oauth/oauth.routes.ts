@@ -8,6 +8,7 @@ import { dataOf, named, Timestamp } from '../../../../shared/http/responses.js';
 import type { RouteTable } from '../../../../shared/http/route.js';
 import { SCOPES } from '../../../../shared/scopes.js';
 import { describeAuthorization, decideAuthorization } from '../../../core/oauth/oauth.service.js';
+import { REMOTE_MCP } from '../../../core/oauth/oauth.level.js';
 
 const Params = z.object({ authorization_id: z.string() });
 
@@ -39,7 +40,7 @@ export function oauthRoutes(routes: RouteTable) {
         path: '/oauth/authorizations/{authorization_id}',
         scope: 'read',
         summary: "An MCP client's authorization request waiting for the caller's consent: who asks, where the answer goes, which scopes",
-        since: 3,
+        ...REMOTE_MCP,
         tag,
         params: Params,
         response: dataOf(OAuthAuthorizationSchema),
@@ -56,7 +57,7 @@ export function oauthRoutes(routes: RouteTable) {
         description:
           'Approving issues a one-time code for the client, bound to the calling key: the key the client then gets is made from it (docs/security.md, "Derived credentials"), with the scopes chosen among those asked and within the calling key\'s (`403 insufficient_scope` otherwise), limited to `conversation_ids` when given (each readable, else 404). Denying sends the client `access_denied`.',
         tag,
-        since: 3,
+        ...REMOTE_MCP,
         params: Params,
         body: DecisionBody,
         response: dataOf(z.strictObject({ redirect_to: z.string() })),
