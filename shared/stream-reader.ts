@@ -39,7 +39,8 @@ const BATCH = 1000;
  * turns the process's other work runs (a gateway's streams opening, its
  * database answers), which otherwise waited behind a whole batch. On a busy
  * gateway one batch fanned out to thousands of streams took seconds, and
- * streams took as long to open (docs/bench.md, "Turns of 20 ms").
+ * streams took as long to open (docs/bench.md, "Runs of 2026-11-28 (sixth
+ * session)", "Routing in turns, corked per batch").
  */
 const TURN_MS = 20;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
