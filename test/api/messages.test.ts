@@ -4,6 +4,9 @@ import { postMessage as post } from '../../services/core/messages/messages.servi
 import { expectError, expectOk } from '../support/expect.js';
 import { createChannel, messagesUrl, postMessage, waitForEvents } from '../support/conversations.js';
 import { newWorkspace, stack } from '../support/stack.js';
+import type { Client } from '../support/client.js';
+import { everyFieldJson, messageSqlAt } from '../../services/core/messages/messages.store.js';
+import { MESSAGE_FIELDS, messageFieldsAt, type MessageField } from '../../services/core/messages/messages.presenter.js';
 
 const countMessages = async (channelId: string) =>
   Number((await stack().rt.db('messages').where({ channel_id: channelId }).count<{ c: string }>('* as c').first())?.c);
@@ -404,6 +407,68 @@ describe('one rendering of a Message', () => {
       { emoji: 'eyes', count: 1, user_ids: [ws.ownerId] },
     ]);
   });
+});
+
+describe('the usual message, written as literals', () => {
+  // messages.store.ts writes a message whose fields all hold their usual
+  // value (no blocks, thread, reaction, edit, ...) with those values as
+  // literals. A message departing from the usual in any one field must be
+  // written as if there were no such branch: every field's own expression.
+  const ALWAYS_WRITTEN = ['id', 'channel_id', 'author_id', 'content', 'thread_id', 'created_at'] as const satisfies readonly MessageField[];
+  // One departure per field, made as a client or the server would make it where it can be.
+  type Departure = (m: { id: string; channelId: string; owner: Client }) => Promise<unknown>;
+  const column =
+    (set: string): Departure =>
+    ({ id }) =>
+      stack().rt.db.raw(`UPDATE messages SET ${set} WHERE id = ?`, [id]);
+  const DEPARTURES: Record<Exclude<MessageField, (typeof ALWAYS_WRITTEN)[number]>, Departure> = {
+    content_json: column(`content_json = '{"type":"doc","content":[]}'`),
+    metadata: column(`metadata = '{"type":"x","data":{"a":1}}'`),
+    thread: async ({ id, channelId, owner }) => expectOk(await owner.post(messagesUrl(channelId), { content: 'reply', thread_id: id }), 201),
+    reactions: async ({ id, channelId, owner }) => expectOk(await owner.post(`${messagesUrl(channelId)}/${id}/reactions`, { emoji: 'tada' }), 201),
+    card_origin: column(`card_origin = 'https://github.com'`),
+    mentioned_user_ids: column(`mentioned_user_ids = ARRAY[author_id]`),
+    mentioned_group_ids: column(`mentioned_group_ids = '{here}'`),
+    display: column(`display = '{"username":"CI"}'`),
+    webhook_id: column(`webhook_id = '3f1d2c4b-5a6e-4f70-8a9b-0c1d2e3f4a5b'`),
+    edited_at: column(`edited_at = now()`),
+    streaming: column(`streaming = true`),
+    pinned_at: column(`pinned_at = now()`),
+    pinned_by: column(`pinned_by = author_id`),
+    unfurls: column(`unfurls = '[{"url":"https://example.com"}]'`),
+  };
+
+  it('has a departure for every field that is not always written', () => {
+    expect([...ALWAYS_WRITTEN, ...Object.keys(DEPARTURES)].sort()).to.deep.equal([...MESSAGE_FIELDS].sort());
+  });
+
+  for (const level of [2, 3] as const) {
+    it(`writes a message departing from the usual in any one field as every field's own expression does (level ${level})`, async () => {
+      const { ws, channel } = await setup();
+      const m = { channelId: channel.id, owner: ws.owner };
+      const plainId = (await postMessage(ws.owner, channel.id, 'plain')).id;
+      const departed = new Map<MessageField, string>();
+      for (const [field, depart] of Object.entries(DEPARTURES) as [MessageField, Departure][]) {
+        const id = (await postMessage(ws.owner, channel.id, `departs in ${field}`)).id;
+        await depart({ ...m, id });
+        departed.set(field, id);
+      }
+      const ids = [plainId, ...departed.values()];
+      const { rows } = await stack().rt.db.raw<{ rows: { id: string; written: string; every: string }[] }>(
+        `SELECT m.id, ${messageSqlAt(level).json} AS written, ${everyFieldJson(level)} AS every FROM messages m WHERE m.id = ANY(?)`,
+        [ids],
+      );
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      const plain = byId.get(plainId)!;
+      expect(plain.written).to.equal(plain.every);
+      for (const [field, id] of departed) {
+        const row = byId.get(id)!;
+        expect(row.written, `a message departing in ${field}`).to.equal(row.every);
+        // The departure shows where the field is written at this level: the test would see a wrong branch.
+        if (messageFieldsAt(level).includes(field)) expect(JSON.parse(row.every)[field], field).not.to.deep.equal(JSON.parse(plain.every)[field]);
+      }
+    });
+  }
 });
 
 describe('posting cost', () => {

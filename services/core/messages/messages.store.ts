@@ -281,13 +281,32 @@ const jsonArray = (element: string, order: string, where?: string) =>
 /** A timestamp as JSON.stringify writes a Date: UTC, milliseconds (truncated, as a Date does). */
 const isoTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+/**
+ * One field of the Message as JSON text in SQL (`json`), and, for a field
+ * most messages leave at one value, that value and the test that says so
+ * (`usual`). A message passing every test of its level (no blocks, metadata,
+ * thread, reaction, mention, edit, pin or preview: most messages) is written
+ * with those values as literals; each field's own expression costs a page
+ * about 0.2 µs a row (docs/bench.md, "Where a page's PostgreSQL time goes").
+ */
+interface FieldSql {
+  json: string;
+  usual?: { when: string; json: string };
+}
+
 // Each field's value as JSON text; a NULL is written `null` (one NULL part
 // would make the whole message NULL). A uuid or a time needs no escaping.
-const uuidJson = (column: string) => `coalesce('"' || ${column} || '"', 'null')`;
-const timeJson = (column: string) => `coalesce('"' || ${isoTime(column)} || '"', 'null')`;
-const valueJson = (value: string) => `coalesce(to_json(${value})::text, 'null')`;
+const uuidJson = (column: string): FieldSql => ({ json: `coalesce('"' || ${column} || '"', 'null')` });
+const timeJson = (column: string): FieldSql => ({ json: `coalesce('"' || ${isoTime(column)} || '"', 'null')` });
+const valueJson = (value: string): FieldSql => ({ json: `coalesce(to_json(${value})::text, 'null')` });
 /** A json column is kept as written: its text is its JSON. */
-const jsonColumn = (column: string) => `coalesce(${column}::text, 'null')`;
+const jsonColumn = (column: string): FieldSql => ({ json: `coalesce(${column}::text, 'null')` });
+/** Usually NULL: then `null`. */
+const usuallyNull = (column: string, field: FieldSql): FieldSql => ({ ...field, usual: { when: `${column} IS NULL`, json: 'null' } });
+/** Usually an empty array column: then `[]`. */
+const usuallyEmpty = (column: string): FieldSql => ({ ...valueJson(column), usual: { when: `cardinality(${column}) = 0`, json: '[]' } });
+/** The same for every message (a message.created event has no thread or reactions yet). */
+const always = (json: string): FieldSql => ({ json: `'${json}'`, usual: { when: '', json } });
 
 /**
  * How Postgres gives each field of the Message object as JSON text, for
@@ -295,29 +314,42 @@ const jsonColumn = (column: string) => `coalesce(${column}::text, 'null')`;
  * them again (with rows parsed in JS a page cost twice the floor's CPU).
  * Keyed by the one field list (MESSAGE_FIELDS, messages.presenter.ts), whose
  * order is the JSON's; a test holds the bytes equal to messagePresenter's.
+ * thread_id has no usual value: a thread page's replies all have one.
  */
-const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
+const MESSAGE_FIELD_SQL: Record<MessageField, FieldSql> = {
   id: uuidJson('m.id'),
   channel_id: uuidJson('m.channel_id'),
   author_id: uuidJson('m.author_id'),
   content: valueJson('m.content'),
-  content_json: jsonColumn('m.content_json'),
-  metadata: jsonColumn('m.metadata'),
+  content_json: usuallyNull('m.content_json', jsonColumn('m.content_json')),
+  metadata: usuallyNull('m.metadata', jsonColumn('m.metadata')),
   thread_id: uuidJson('m.thread_id'),
   // Called only where the message's hints say (a subquery here would be set up on every execution; migration 240).
-  thread: `coalesce(CASE WHEN m.has_replies THEN axid_thread_json(m.id)::text END, 'null')`,
-  reactions: `CASE WHEN m.has_reactions THEN axid_reactions_json(m.id)::text ELSE '[]' END`,
-  card_origin: valueJson('m.card_origin'),
-  mentioned_user_ids: valueJson('m.mentioned_user_ids'),
-  mentioned_group_ids: valueJson('m.mentioned_group_ids'),
-  display: jsonColumn('m.display'),
-  webhook_id: valueJson('m.webhook_id'),
+  thread: { json: `coalesce(CASE WHEN m.has_replies THEN axid_thread_json(m.id)::text END, 'null')`, usual: { when: 'NOT m.has_replies', json: 'null' } },
+  reactions: { json: `CASE WHEN m.has_reactions THEN axid_reactions_json(m.id)::text ELSE '[]' END`, usual: { when: 'NOT m.has_reactions', json: '[]' } },
+  card_origin: usuallyNull('m.card_origin', valueJson('m.card_origin')),
+  mentioned_user_ids: usuallyEmpty('m.mentioned_user_ids'),
+  mentioned_group_ids: usuallyEmpty('m.mentioned_group_ids'),
+  display: usuallyNull('m.display', jsonColumn('m.display')),
+  webhook_id: usuallyNull('m.webhook_id', valueJson('m.webhook_id')),
   created_at: timeJson('m.created_at'),
-  edited_at: timeJson('m.edited_at'),
-  streaming: valueJson('m.streaming'),
-  pinned_at: timeJson('m.pinned_at'),
-  pinned_by: uuidJson('m.pinned_by'),
-  unfurls: `coalesce(m.unfurls::text, '[]')`,
+  edited_at: usuallyNull('m.edited_at', timeJson('m.edited_at')),
+  streaming: { ...valueJson('m.streaming'), usual: { when: 'NOT m.streaming', json: 'false' } },
+  pinned_at: usuallyNull('m.pinned_at', timeJson('m.pinned_at')),
+  pinned_by: usuallyNull('m.pinned_by', uuidJson('m.pinned_by')),
+  unfurls: { json: `coalesce(m.unfurls::text, '[]')`, usual: { when: 'm.unfurls IS NULL', json: '[]' } },
+};
+
+/** Parts of a JSON text, literal or SQL, joined by `||` with neighbouring literals made one. */
+type Part = { literal: string } | { sql: string };
+const concatenated = (parts: Part[]) => {
+  const merged: Part[] = [];
+  for (const part of parts) {
+    const last = merged.at(-1);
+    if ('literal' in part && last && 'literal' in last) merged[merged.length - 1] = { literal: last.literal + part.literal };
+    else merged.push(part);
+  }
+  return merged.map((part) => ('literal' in part ? `'${part.literal.replaceAll("'", "''")}'` : part.sql)).join('\n    || ');
 };
 
 /**
@@ -325,12 +357,26 @@ const MESSAGE_FIELD_SQL: Record<MessageField, string> = {
  * `fields` overrides how some are given. Written by concatenation, not as
  * to_json of a row: to_json escapes every key of every message again, one
  * character at a time (a page cost PostgreSQL a fifth more; docs/bench.md,
- * "History pages: planned once, written by concatenation").
+ * "History pages: planned once, written by concatenation"). A usual message
+ * (FieldSql) takes the branch with its usual values written as literals.
  */
-const messageJson = (level: FeatureLevel, fields: Record<MessageField, string> = MESSAGE_FIELD_SQL) =>
-  `(${messageFieldsAt(level)
-    .map((field, i) => `'${i === 0 ? '{' : ','}"${field}":' || ${fields[field]}`)
-    .join('\n    || ')} || '}')`;
+const messageJson = (level: FeatureLevel, fields: Record<MessageField, FieldSql> = MESSAGE_FIELD_SQL, usualBranch = true) => {
+  const names = messageFieldsAt(level);
+  const written = (usual: boolean) =>
+    concatenated([
+      ...names.flatMap((name, i): Part[] => {
+        const key = `${i === 0 ? '{' : ','}"${name}":`;
+        const field = fields[name];
+        return usual && field.usual ? [{ literal: key + field.usual.json }] : [{ literal: key }, { sql: field.json }];
+      }),
+      { literal: '}' },
+    ]);
+  const tests = usualBranch ? names.flatMap((name) => fields[name].usual?.when || []) : [];
+  return tests.length === 0 ? `(${written(false)})` : `(CASE WHEN ${tests.join(' AND ')}\n   THEN ${written(true)}\n   ELSE ${written(false)} END)`;
+};
+
+/** The same Message with every field's own expression, never the usual branch: what a test holds that branch to. */
+export const everyFieldJson = (level: FeatureLevel) => messageJson(level, MESSAGE_FIELD_SQL, false);
 
 /**
  * Posted messages as message.created events at `level`, for the relay
@@ -345,7 +391,7 @@ export const messageCreatedEvents =
   (inWindow) => `
   SELECT m.seq AS id, 'message.created' AS type,
          '{"type":"message.created","to":{"scope":"channel","workspace_id":"' || m.workspace_id || '","channel_id":"' || m.channel_id ||
-         '"},"data":{"message":' || ${messageJson(level, { ...MESSAGE_FIELD_SQL, thread: `'null'`, reactions: `'[]'` })} || '}}' AS event,
+         '"},"data":{"message":' || ${messageJson(level, { ...MESSAGE_FIELD_SQL, thread: always('null'), reactions: always('[]') })} || '}}' AS event,
          m.channel_id::text AS channel_id, m.trace_context AS trace
     FROM messages m, w WHERE ${inWindow('m.event_xid')} AND m.seq > w.after`;
 
