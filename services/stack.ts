@@ -15,6 +15,7 @@ import { createMetrics } from '../shared/metrics.js';
 import { createOutboxRelay, type OutboxRelay } from '../shared/relay/outbox-relay.js';
 import { EVENT_SUBSCRIPTIONS } from './core/event-subscriptions/event-subscriptions.schemas.js';
 import { REMOTE_MCP } from './core/oauth/oauth.level.js';
+import { SYSTEM_AGENT } from './core/workspaces/system-agent.js';
 import { messageCreatedEvents } from './core/messages/messages.store.js';
 import { presentersAt } from './core/presenters.js';
 import { PageCache } from './core/messages/page-cache.js';
@@ -187,11 +188,13 @@ async function connect(config: Config, log: Logger, deps: Dependencies, readsEve
  */
 async function migrate(rt: Runtime, deps: Dependencies) {
   const { bootstrapWorkspace } = await import('./core/bootstrap.js');
+  // The first workspace has its system agent where the level has one.
+  const first = { adminKey: rt.config.bootstrapAdminKey, systemAgent: existsAt(SYSTEM_AGENT, rt.config.featureLevel) };
   await ensureDatabase(deps.databaseUrl);
   // Migrations and their lock wait may rightly outlast the runtime pool's bounds: a pool of their own, unbounded.
   const db = deps.embeddedDatabase ? rt.db : createDb(deps.databaseUrl, 2, rt.log);
   try {
-    await migrateLatest(db, { lock: !deps.embeddedDatabase, then: (trx) => bootstrapWorkspace(trx, rt.config, rt.log) });
+    await migrateLatest(db, { lock: !deps.embeddedDatabase, then: (trx) => bootstrapWorkspace(trx, first, rt.log) });
   } finally {
     if (db !== rt.db) await db.destroy();
   }

@@ -1,11 +1,16 @@
 import type { Knex } from '../../shared/db/knex.js';
-import type { Config } from '../../shared/config.js';
-import { existsAt } from '../../shared/feature-level.js';
 import type { Logger } from '../../shared/logger.js';
 import { insertChannel, insertMember } from './channels/channels.store.js';
 import { countWorkspaces } from './workspaces/workspaces.store.js';
 import { createWorkspaceWithOwner } from './workspaces/workspaces.service.js';
-import { SYSTEM_AGENT, ensureSystemAgent } from './workspaces/system-agent.js';
+import { ensureSystemAgent } from './workspaces/system-agent.js';
+
+export interface BootstrapOptions {
+  /** BOOTSTRAP_ADMIN_KEY: the owner's first key; without it a fresh one is printed once. */
+  adminKey?: string;
+  /** Whether the system agent exists at this level (the composition root decides: SYSTEM_AGENT). */
+  systemAgent: boolean;
+}
 
 /**
  * First start against an empty database: a workspace, its owner and the
@@ -15,10 +20,10 @@ import { SYSTEM_AGENT, ensureSystemAgent } from './workspaces/system-agent.js';
  * All in one transaction; it runs under the migration lock, so replicas
  * starting together make one. (Nobody listens yet: no events are recorded.)
  */
-export async function bootstrapWorkspace(db: Knex, config: Config, log: Logger): Promise<void> {
+export async function bootstrapWorkspace(db: Knex, o: BootstrapOptions, log: Logger): Promise<void> {
   if ((await countWorkspaces(db)) > 0) return;
   const created = await db.transaction(async (trx) => {
-    const made = await createWorkspaceWithOwner(trx, { name: 'Axid', ownerName: 'owner', key: config.bootstrapAdminKey });
+    const made = await createWorkspaceWithOwner(trx, { name: 'Axid', ownerName: 'owner', key: o.adminKey });
     const general = await insertChannel(trx, {
       workspace_id: made.workspace.id,
       name: 'general',
@@ -34,8 +39,8 @@ export async function bootstrapWorkspace(db: Knex, config: Config, log: Logger):
   });
   log.info({ workspace_id: created.workspace.id, owner_id: created.owner.id }, 'bootstrap: created the workspace, its owner and #general');
   // Level 3: the system agent "Axid" that sends reminders (contract §14); no one listens yet, so no event.
-  if (existsAt(SYSTEM_AGENT, config.featureLevel)) await ensureSystemAgent(db, created.workspace.id);
-  if (!config.bootstrapAdminKey) {
+  if (o.systemAgent) await ensureSystemAgent(db, created.workspace.id);
+  if (!o.adminKey) {
     process.stdout.write(`\nAxid owner API key (shown once, keep it safe):\n  ${created.key}\n\n`);
   }
 }
