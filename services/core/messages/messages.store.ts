@@ -291,7 +291,8 @@ const isoTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY
  */
 interface FieldSql {
   json: string;
-  usual?: { when: string; json: string };
+  /** `when` absent: every message has the usual value. */
+  usual?: { when?: string; json: string };
 }
 
 // Each field's value as JSON text; a NULL is written `null` (one NULL part
@@ -301,12 +302,12 @@ const timeJson = (column: string): FieldSql => ({ json: `coalesce('"' || ${isoTi
 const valueJson = (value: string): FieldSql => ({ json: `coalesce(to_json(${value})::text, 'null')` });
 /** A json column is kept as written: its text is its JSON. */
 const jsonColumn = (column: string): FieldSql => ({ json: `coalesce(${column}::text, 'null')` });
-/** Usually NULL: then `null`. */
-const usuallyNull = (column: string, field: FieldSql): FieldSql => ({ ...field, usual: { when: `${column} IS NULL`, json: 'null' } });
+/** A column usually NULL, written by `write` otherwise: then `null`. */
+const usuallyNull = (write: (column: string) => FieldSql, column: string): FieldSql => ({ ...write(column), usual: { when: `${column} IS NULL`, json: 'null' } });
 /** Usually an empty array column: then `[]`. */
 const usuallyEmpty = (column: string): FieldSql => ({ ...valueJson(column), usual: { when: `cardinality(${column}) = 0`, json: '[]' } });
 /** The same for every message (a message.created event has no thread or reactions yet). */
-const always = (json: string): FieldSql => ({ json: `'${json}'`, usual: { when: '', json } });
+const always = (json: string): FieldSql => ({ json: `'${json}'`, usual: { json } });
 
 /**
  * How Postgres gives each field of the Message object as JSON text, for
@@ -321,22 +322,22 @@ const MESSAGE_FIELD_SQL: Record<MessageField, FieldSql> = {
   channel_id: uuidJson('m.channel_id'),
   author_id: uuidJson('m.author_id'),
   content: valueJson('m.content'),
-  content_json: usuallyNull('m.content_json', jsonColumn('m.content_json')),
-  metadata: usuallyNull('m.metadata', jsonColumn('m.metadata')),
+  content_json: usuallyNull(jsonColumn, 'm.content_json'),
+  metadata: usuallyNull(jsonColumn, 'm.metadata'),
   thread_id: uuidJson('m.thread_id'),
   // Called only where the message's hints say (a subquery here would be set up on every execution; migration 240).
   thread: { json: `coalesce(CASE WHEN m.has_replies THEN axid_thread_json(m.id)::text END, 'null')`, usual: { when: 'NOT m.has_replies', json: 'null' } },
   reactions: { json: `CASE WHEN m.has_reactions THEN axid_reactions_json(m.id)::text ELSE '[]' END`, usual: { when: 'NOT m.has_reactions', json: '[]' } },
-  card_origin: usuallyNull('m.card_origin', valueJson('m.card_origin')),
+  card_origin: usuallyNull(valueJson, 'm.card_origin'),
   mentioned_user_ids: usuallyEmpty('m.mentioned_user_ids'),
   mentioned_group_ids: usuallyEmpty('m.mentioned_group_ids'),
-  display: usuallyNull('m.display', jsonColumn('m.display')),
-  webhook_id: usuallyNull('m.webhook_id', valueJson('m.webhook_id')),
+  display: usuallyNull(jsonColumn, 'm.display'),
+  webhook_id: usuallyNull(valueJson, 'm.webhook_id'),
   created_at: timeJson('m.created_at'),
-  edited_at: usuallyNull('m.edited_at', timeJson('m.edited_at')),
+  edited_at: usuallyNull(timeJson, 'm.edited_at'),
   streaming: { ...valueJson('m.streaming'), usual: { when: 'NOT m.streaming', json: 'false' } },
-  pinned_at: usuallyNull('m.pinned_at', timeJson('m.pinned_at')),
-  pinned_by: usuallyNull('m.pinned_by', uuidJson('m.pinned_by')),
+  pinned_at: usuallyNull(timeJson, 'm.pinned_at'),
+  pinned_by: usuallyNull(uuidJson, 'm.pinned_by'),
   unfurls: { json: `coalesce(m.unfurls::text, '[]')`, usual: { when: 'm.unfurls IS NULL', json: '[]' } },
 };
 
@@ -371,7 +372,7 @@ const messageJson = (level: FeatureLevel, fields: Record<MessageField, FieldSql>
       }),
       { literal: '}' },
     ]);
-  const tests = usualBranch ? names.flatMap((name) => fields[name].usual?.when || []) : [];
+  const tests = usualBranch ? names.flatMap((name) => fields[name].usual?.when ?? []) : [];
   return tests.length === 0 ? `(${written(false)})` : `(CASE WHEN ${tests.join(' AND ')}\n   THEN ${written(true)}\n   ELSE ${written(false)} END)`;
 };
 
