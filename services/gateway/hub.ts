@@ -51,6 +51,9 @@ export type FrameIds = () => string | undefined;
 
 const NO_USERS: ReadonlySet<UserState> = new Set();
 
+/** A turn of uncorking: as long as a turn of routing (shared/stream-reader.ts). */
+const UNCORK_TURN_MS = 20;
+
 /** Membership as the hub knows it (loaded at attach, kept up to date from membership events). */
 const isIndexedMember = (channelId: string, state: UserState) => state.channels?.has(channelId) === true;
 
@@ -62,13 +65,19 @@ export class Hub {
   private readonly tickets = new Set<Ticket>();
   /** Events routed in this read's batch (dispatched in turns: shared/stream-reader.ts). */
   private routedInBatch = 0;
-  /** Sockets corked in this batch, uncorked together when it ends. */
-  private readonly corked: Socket[] = [];
+  /** Sockets corked in this batch, uncorked once it ends. */
+  private corked: Socket[] = [];
+  /** Sockets of ended batches still to uncork (uncorkInTurns), from `uncorkedUpTo` on. */
+  private toUncork: Socket[] = [];
+  private uncorkedUpTo = 0;
+  private uncorking = false;
 
   constructor(
     private readonly loadMemberships: MembershipLoader,
     private readonly frameIds: FrameIds = () => undefined,
     private readonly watch: ChannelWatch | null = null,
+    /** How long one turn of uncorking may hold the event loop (tests pass 0: one socket a turn). */
+    private readonly uncorkTurnMs = UNCORK_TURN_MS,
   ) {}
 
   get size() {
@@ -135,12 +144,39 @@ export class Hub {
     start();
   }
 
-  /** The read's batch was all routed: writes what it corked (the bus calls it after each read). */
+  /** The read's batch was all routed: writes what it corked, in turns (the bus calls it after each read). */
   endBatch() {
-    for (const socket of this.corked) socket.uncork();
+    if (this.toUncork.length === 0) [this.toUncork, this.corked] = [this.corked, this.toUncork];
+    else for (const socket of this.corked) this.toUncork.push(socket);
     this.corked.length = 0;
     this.routedInBatch = 0;
+    if (!this.uncorking && this.toUncork.length > 0) {
+      this.uncorking = true;
+      this.uncorkInTurns();
+    }
   }
+
+  /**
+   * Uncorks the ended batches' sockets, each uncork one writev, in turns of
+   * `uncorkTurnMs` with the loop's other work between them: uncorking them all
+   * at once held a gateway's event loop 240 to 385 ms at 7,000 loadtest users,
+   * and every stream being opened waited that long at each step (docs/bench.md,
+   * "Uncorking in turns"). Order holds: a socket still corked when the next
+   * batch writes to it queues those frames behind the ones it holds.
+   */
+  private readonly uncorkInTurns = () => {
+    const started = performance.now();
+    while (this.uncorkedUpTo < this.toUncork.length) {
+      this.toUncork[this.uncorkedUpTo++]!.uncork();
+      if (performance.now() - started >= this.uncorkTurnMs && this.uncorkedUpTo < this.toUncork.length) {
+        setImmediate(this.uncorkInTurns);
+        return;
+      }
+    }
+    this.toUncork.length = 0;
+    this.uncorkedUpTo = 0;
+    this.uncorking = false;
+  };
 
   /** Takes an ended connection out of the index (the gateway calls it for every stream that ends, attached or not). */
   detach(conn: SseConnection) {

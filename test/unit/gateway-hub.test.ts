@@ -58,8 +58,27 @@ const member = (type: 'channel.member_added' | 'channel.member_removed'): AxidEv
   data: { channel_id: C, user_id: U },
 });
 
-async function open(hub: Hub, who = info) {
-  const res = new FakeResponse();
+/** Makes a response's socket hold what is written while corked and let it out on the last uncork, as node's does. */
+function corking(res: FakeResponse): FakeResponse {
+  const { socket } = res;
+  const held: string[] = [];
+  socket.cork = () => void socket.writableCorked++;
+  socket.uncork = () => {
+    if (socket.writableCorked > 0 && --socket.writableCorked === 0) res.written.push(...held.splice(0));
+  };
+  socket.write = (b: Buffer) => {
+    (socket.writableCorked > 0 ? held : res.written).push(b.toString());
+    return true;
+  };
+  return res;
+}
+
+/** The loop's turns, until `done` holds (at most `turns` of them). */
+async function turnsUntil(done: () => boolean, turns = 100) {
+  for (let i = 0; i < turns && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+async function open(hub: Hub, who = info, res = new FakeResponse()) {
   const conn = new SseConnection(who, res as unknown as ServerResponse, { maxQueueBytes: 1 << 20, metrics, ended: (c) => hub.detach(c) });
   const ticket = hub.reserve(who);
   const attached = hub.attach(conn, ticket, () => conn.send(encodeFrame('init', {}), false)).finally(() => hub.release(ticket));
@@ -120,6 +139,31 @@ describe('gateway routing index', () => {
     expect(hub.size).to.equal(2);
     // The index no longer holds the first member: the next event goes to the other two alone.
     expect(hub.route(message('m2'))).to.equal(2);
+  });
+
+  it('uncorks a batch’s streams in turns, each stream’s frames in the order routed', async () => {
+    // Turns of 0 ms: one stream uncorked a turn, so the loop's other work may run between any two.
+    const hub = new Hub(async () => [C], undefined, null, 0);
+    const streams = [];
+    for (const userId of ['u1', 'u2', 'u3']) {
+      const opened = await open(hub, { ...info, userId, keyId: `k-${userId}` }, corking(new FakeResponse()));
+      await opened.attached;
+      streams.push(opened);
+    }
+    const received = () => streams.map(({ res }) => res.written.flatMap((f) => /"id":"(m\d)"/.exec(f)?.[1] ?? []));
+    // A batch of two: the first event is written at once, the second corked on every socket.
+    hub.route(message('m1'));
+    hub.route(message('m2'));
+    expect(received()).to.deep.equal([['m1'], ['m1'], ['m1']]);
+    hub.endBatch();
+    expect(received(), 'the first turn').to.deep.equal([['m1', 'm2'], ['m1'], ['m1']]);
+    // The next batch is routed before the other two streams' turns: its frames queue behind what they hold.
+    hub.route(message('m3'));
+    hub.route(message('m4'));
+    hub.endBatch();
+    await turnsUntil(() => received().every((ids) => ids.length === 4));
+    expect(received()).to.deep.equal(Array(3).fill(['m1', 'm2', 'm3', 'm4']));
+    expect(streams.map(({ res }) => res.socket.writableCorked)).to.deep.equal([0, 0, 0]);
   });
 
   it('encodes the type first and equal to the event name', () => {
