@@ -144,7 +144,7 @@ describe('gateway routing index', () => {
   it('uncorks a batch’s streams in turns, each stream’s frames in the order routed', async () => {
     // Turns of 0 ms: one stream uncorked a turn, so the loop's other work may run between any two.
     const hub = new Hub(async () => [C], undefined, null, 0);
-    const streams = [];
+    const streams: Awaited<ReturnType<typeof open>>[] = [];
     for (const userId of ['u1', 'u2', 'u3']) {
       const opened = await open(hub, { ...info, userId, keyId: `k-${userId}` }, corking(new FakeResponse()));
       await opened.attached;
