@@ -70,7 +70,6 @@ export class Hub {
   /** Sockets of ended batches still to uncork (uncorkInTurns), from `uncorkedUpTo` on. */
   private toUncork: Socket[] = [];
   private uncorkedUpTo = 0;
-  private uncorking = false;
 
   constructor(
     private readonly loadMemberships: MembershipLoader,
@@ -146,14 +145,13 @@ export class Hub {
 
   /** The read's batch was all routed: writes what it corked, in turns (the bus calls it after each read). */
   endBatch() {
-    if (this.toUncork.length === 0) [this.toUncork, this.corked] = [this.corked, this.toUncork];
-    else for (const socket of this.corked) this.toUncork.push(socket);
+    // A drain is under way exactly while sockets wait in `toUncork`.
+    const draining = this.toUncork.length > 0;
+    if (draining) for (const socket of this.corked) this.toUncork.push(socket);
+    else [this.toUncork, this.corked] = [this.corked, this.toUncork];
     this.corked.length = 0;
     this.routedInBatch = 0;
-    if (!this.uncorking && this.toUncork.length > 0) {
-      this.uncorking = true;
-      this.uncorkInTurns();
-    }
+    if (!draining && this.toUncork.length > 0) this.uncorkInTurns();
   }
 
   /**
@@ -175,7 +173,6 @@ export class Hub {
     }
     this.toUncork.length = 0;
     this.uncorkedUpTo = 0;
-    this.uncorking = false;
   };
 
   /** Takes an ended connection out of the index (the gateway calls it for every stream that ends, attached or not). */
