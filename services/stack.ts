@@ -46,6 +46,8 @@ export interface Stack {
 const SHUTDOWN_BUDGET_MS = 9_000;
 /** /readyz answers within a second even when a dependency hangs. */
 const READY_TIMEOUT_MS = 800;
+/** Connections waiting to be accepted: as many as the kernel allows (it caps this at net.core.somaxconn). */
+const LISTEN_BACKLOG = 65_535;
 
 export async function startStack(config: Config, log: Logger = createLogger(config.logLevel), probes: Probes = {}): Promise<Stack> {
   const roles = new Set(config.roles);
@@ -87,7 +89,12 @@ export async function startStack(config: Config, log: Logger = createLogger(conf
   const app = createApp(rt, { gateway: gateway ?? undefined, api, web, hookTakesPosts, mcp: mcp?.middleware });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  // The kernel's own ceiling (net.core.somaxconn caps it) rather than node's
+  // 511: a storm of connections (every stream of a restarted gateway coming
+  // back, a loadtest's ramp) overflowed 511 while the loop was busy, and each
+  // dropped SYN cost its client 1, 3 or 7 s (docs/bench.md, "Connections lost
+  // to a full listen queue").
+  await new Promise<void>((resolve) => server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
   log.info({ roles: config.roles, port }, 'axid is listening');

@@ -3,6 +3,7 @@
 // the worker in two processes sharing Postgres, Redis and S3.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
@@ -84,6 +85,35 @@ async function startRole(env: ReturnType<typeof testEnv>, roles: string): Promis
   };
 }
 
+/**
+ * How many of `count` connections to `port` the kernel completes within
+ * `withinMs` (a connection past a full listen queue is not answered: its
+ * SYN is dropped and sent again 1, 3, 7 s later, each time dropped again
+ * while the queue stays full).
+ */
+async function connectionsCompleted(port: number, count: number, withinMs: number): Promise<number> {
+  const sockets: net.Socket[] = [];
+  let completed = 0;
+  try {
+    await new Promise<void>((resolve) => {
+      const deadline = setTimeout(resolve, withinMs);
+      for (let i = 0; i < count; i++) {
+        const socket = net.connect({ port, host: '127.0.0.1' }, () => {
+          if (++completed === count) {
+            clearTimeout(deadline);
+            resolve();
+          }
+        });
+        socket.on('error', () => undefined);
+        sockets.push(socket);
+      }
+    });
+  } finally {
+    for (const socket of sockets) socket.destroy();
+  }
+  return completed;
+}
+
 /** Peak resident set size of a process, in bytes (Linux). */
 function peakRss(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -120,6 +150,26 @@ describe('roles in separate processes', function () {
     expect(expectOk(up, 201).data.size).to.equal(100 * MB);
     const grown = peakRss(api.child.pid!) - before;
     expect(grown, `peak RSS grew by ${(grown / MB).toFixed(1)} MB`).to.be.below(80 * MB);
+  });
+
+  // Every stream of a restarted gateway comes back at once, while its loop is
+  // busy: the kernel holds the connections in the listen queue until they are
+  // accepted. The role is stopped here, so it accepts none, and every
+  // connection must fit in the queue (node's default of 511 would leave 689
+  // of them unanswered until it runs again).
+  it('holds 1,200 connections that arrive while the gateway accepts none in its listen queue', async () => {
+    const connections = 1_200;
+    const somaxconn = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8'));
+    expect(somaxconn, 'net.core.somaxconn, which caps every listen queue').to.be.at.least(connections);
+    const gateway = await startRole(env, 'gateway');
+    started.push(gateway);
+    gateway.child.kill('SIGSTOP');
+    try {
+      expect(await connectionsCompleted(Number(new URL(gateway.url).port), connections, 5_000)).to.equal(connections);
+    } finally {
+      gateway.child.kill('SIGCONT');
+    }
+    expect((await fetch(`${gateway.url}/healthz`)).status).to.equal(200);
   });
 
   it('runs ROLES=api and ROLES=worker as two processes: an upload to the one becomes ready through the other', async () => {
