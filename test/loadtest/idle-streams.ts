@@ -7,9 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
-import { generateApiKey } from '../../shared/auth.js';
-import { freePort } from '../../shared/embedded.js';
-import { cpuMsOf, memoryOf, spawnNode, stopAll, waitReady } from '../bench/lib/proc.js';
+import { cpuMsOf, memoryOf, stopAll } from '../bench/lib/proc.js';
+import { insertKeys, startGateway } from './setup.js';
 
 const STREAMS = Number(process.env.IDLE_STREAMS ?? 5_000);
 const SECONDS = Number(process.env.IDLE_SECONDS ?? 60);
@@ -22,31 +21,9 @@ await db.connect();
 const name = `idle-${randomBytes(3).toString('hex')}`;
 const sockets: http.ClientRequest[] = [];
 try {
-  const users = (await db.query<{ id: string; workspace_id: string }>(`SELECT id, workspace_id FROM users ORDER BY seq LIMIT 100`)).rows;
-  const keys = users.map(() => generateApiKey());
-  await db.query(
-    `INSERT INTO api_keys (workspace_id, user_id, name, prefix, key_hash)
-     SELECT $1, k.user_id, $2, k.prefix, k.hash FROM unnest($3::uuid[], $4::text[], $5::text[]) AS k(user_id, prefix, hash)`,
-    [users[0]!.workspace_id, name, users.map((u) => u.id), keys.map((k) => k.prefix), keys.map((k) => k.hash)],
-  );
-  const port = await freePort();
-  const gateway = spawnNode('gateway', 'services/main.ts', {
-    env: {
-      DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${DATABASE}`,
-      REDIS_URL: 'redis://127.0.0.1:6379',
-      REDIS_KEY_PREFIX: `axididle:${name}:`,
-      ROLES: 'gateway',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      MIGRATE_ON_START: 'false',
-      STREAM_MAX_PER_USER: '100000',
-      RATE_LIMIT_POINTS: '1000000000',
-    },
-    raiseFileLimit: true,
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitReady(gateway, `${url}/readyz`);
+  const users = (await db.query<{ id: string }>(`SELECT id FROM users ORDER BY seq LIMIT 100`)).rows;
+  const keys = await insertKeys(db, users.map((u) => u.id), name);
+  const { proc: gateway, url } = await startGateway(`postgres://postgres@127.0.0.1:5432/${DATABASE}`, `axididle:${name}:`);
   await sleep(5_000);
   const base0 = cpuMsOf(gateway.pid);
   await sleep(SECONDS * 1000);
@@ -56,7 +33,7 @@ try {
   let opened = 0;
   for (let i = 0; i < STREAMS; i++) {
     await new Promise<void>((resolve) => {
-      const req = http.get(`${url}/api/v1/stream`, { headers: { authorization: `Bearer ${keys[i % keys.length]!.key}` }, agent: false }, (res) => {
+      const req = http.get(`${url}/api/v1/stream`, { headers: { authorization: `Bearer ${keys[i % keys.length]!}` }, agent: false }, (res) => {
         res.on('data', (chunk: Buffer) => {
           if (chunk.includes('event: init')) {
             opened++;

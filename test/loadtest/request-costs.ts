@@ -11,10 +11,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { generateApiKey } from '../../shared/auth.js';
 import { freePort } from '../../shared/embedded.js';
 import { cpuMsOf, spawnNode, stopAll, waitReady } from '../bench/lib/proc.js';
 import { pgCost, pgMark } from '../bench/lib/pgcost.js';
+import { insertKeys } from './setup.js';
 
 const databaseUrl = `postgres://postgres@127.0.0.1:${process.env.LOADTEST_PG_PORT ?? 5432}/${process.env.LOADTEST_DATABASE ?? 'axid_bench_10m'}`;
 const only = (process.env.REQUEST_COSTS_ONLY ?? '').split(',').filter(Boolean);
@@ -29,12 +29,7 @@ try {
     `SELECT u.id, u.workspace_id, array_agg(cm.channel_id) AS channels
        FROM (SELECT id, workspace_id, seq FROM users ORDER BY seq LIMIT 50) u JOIN channel_members cm ON cm.user_id = u.id GROUP BY 1, 2`,
   );
-  const keys = users.map(() => generateApiKey());
-  await db.query(
-    `INSERT INTO api_keys (workspace_id, user_id, name, prefix, key_hash)
-     SELECT $1, k.user_id, $2, k.prefix, k.hash FROM unnest($3::uuid[], $4::text[], $5::text[]) AS k(user_id, prefix, hash)`,
-    [users[0]!.workspace_id, keyName, users.map((u) => u.id), keys.map((k) => k.prefix), keys.map((k) => k.hash)],
-  );
+  const keys = await insertKeys(db, users.map((u) => u.id), keyName);
   const port = await freePort();
   const api = spawnNode('axid-api', 'services/main.ts', {
     nodeFlags: cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : [],
@@ -55,7 +50,7 @@ try {
   await waitReady(api, `${url}/readyz`, 60_000);
   // Each user asks for its own conversations; the cursor page and the permalink are of the first user's sixth.
   const first = users[0]!;
-  const sample = (await (await fetch(`${url}/api/v1/channels/${first.channels[5]}/messages?limit=50`, { headers: { authorization: `Bearer ${keys[0]!.key}` } })).json()) as {
+  const sample = (await (await fetch(`${url}/api/v1/channels/${first.channels[5]}/messages?limit=50`, { headers: { authorization: `Bearer ${keys[0]!}` } })).json()) as {
     data: { id: string }[];
     pagination: { next_cursor: string };
   };
@@ -85,7 +80,7 @@ try {
           setupRequest: (req) => {
             const i = n++ % (users.length * 13);
             const u = i % users.length;
-            return { ...req, path: pathOf(i, u), headers: { ...req.headers, authorization: `Bearer ${keys[u]!.key}` } };
+            return { ...req, path: pathOf(i, u), headers: { ...req.headers, authorization: `Bearer ${keys[u]!}` } };
           },
         },
       ],

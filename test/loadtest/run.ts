@@ -26,13 +26,13 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { generateApiKey } from '../../shared/auth.js';
 import { freePort } from '../../shared/embedded.js';
 import { DATASET_SIZES } from '../bench/dataset/big-workspace.js';
 import { ensureBigWorkspace } from '../bench/dataset/ensure.js';
 import { cpuMsOf, repoRoot, spawnNode, stopAll, waitReady } from '../bench/lib/proc.js';
 import { pgCost, pgMark } from '../bench/lib/pgcost.js';
 import type { FromLoadgen, ToLoadgen, UserSpec, WindowReport } from './loadgen.js';
+import { insertKeys } from './setup.js';
 import { makeLoadgenCorner, NETNS_REFUSED, type LoadgenCorner } from './netns.js';
 
 const int = (name: string, fallback: number) => (process.env[name] && /^\d+$/.test(process.env[name]!) ? Number(process.env[name]) : fallback);
@@ -365,13 +365,8 @@ async function main() {
     );
     const allChannels = (await db.query<{ id: string }>(`SELECT id FROM channels WHERE kind = 'channel'`)).rows.map((r) => r.id);
     const ids = rows.map((r) => r.id);
-    const keys = rows.map(() => generateApiKey());
-    await db.query(
-      `INSERT INTO api_keys (workspace_id, user_id, name, prefix, key_hash)
-       SELECT u.workspace_id, k.user_id, $1, k.prefix, k.hash FROM unnest($2::uuid[], $3::text[], $4::text[]) AS k(user_id, prefix, hash) JOIN users u ON u.id = k.user_id`,
-      [keyName, ids, keys.map((k) => k.prefix), keys.map((k) => k.hash)],
-    );
-    const users: UserSpec[] = rows.map((r, i) => ({ id: r.id, key: keys[i]!.key, channels: r.channels, others: ids.filter((_, j) => j !== i && j % 97 === i % 97).slice(0, 20) }));
+    const keys = await insertKeys(db, ids, keyName);
+    const users: UserSpec[] = rows.map((r, i) => ({ id: r.id, key: keys[i]!, channels: r.channels, others: ids.filter((_, j) => j !== i && j % 97 === i % 97).slice(0, 20) }));
     gen = startLoadgen(made);
     await gen.ask({ type: 'start', apiUrl, gatewayUrl, users, allChannels }, 'ready');
     log(`${users.length} users ready in the load generator (pid ${gen.pid}; keys of this run: ${keyName})`);

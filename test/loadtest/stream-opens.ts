@@ -10,9 +10,8 @@ import { execSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
-import { generateApiKey } from '../../shared/auth.js';
-import { freePort } from '../../shared/embedded.js';
-import { cpuMsOf, spawnNode, stopAll, waitReady } from '../bench/lib/proc.js';
+import { cpuMsOf, stopAll } from '../bench/lib/proc.js';
+import { insertKeys, startGateway } from './setup.js';
 
 const OPENS = Number(process.env.STREAM_OPENS ?? 3_000);
 const CONCURRENCY = Number(process.env.OPEN_CONCURRENCY ?? 50);
@@ -28,32 +27,13 @@ await db.connect();
 const name = `stream-opens-${randomBytes(3).toString('hex')}`;
 const requests: http.ClientRequest[] = [];
 try {
-  const users = (await db.query<{ id: string; workspace_id: string }>(`SELECT id, workspace_id FROM users ORDER BY seq LIMIT $1`, [OPENS])).rows;
-  const keys = users.map(() => generateApiKey());
-  await db.query(
-    `INSERT INTO api_keys (workspace_id, user_id, name, prefix, key_hash)
-     SELECT $1, k.user_id, $2, k.prefix, k.hash FROM unnest($3::uuid[], $4::text[], $5::text[]) AS k(user_id, prefix, hash)`,
-    [users[0]!.workspace_id, name, users.map((u) => u.id), keys.map((k) => k.prefix), keys.map((k) => k.hash)],
+  const users = (await db.query<{ id: string }>(`SELECT id FROM users ORDER BY seq LIMIT $1`, [OPENS])).rows;
+  const keys = await insertKeys(db, users.map((u) => u.id), name);
+  const { proc: gateway, url } = await startGateway(
+    DATABASE_URL,
+    `axidopens:${name}:`,
+    process.env.STREAM_OPENS_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
   );
-  const port = await freePort();
-  const gateway = spawnNode('gateway', 'services/main.ts', {
-    env: {
-      DATABASE_URL,
-      REDIS_URL: 'redis://127.0.0.1:6379',
-      REDIS_KEY_PREFIX: `axidopens:${name}:`,
-      ROLES: 'gateway',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      MIGRATE_ON_START: 'false',
-      STREAM_MAX_PER_USER: '100000',
-      RATE_LIMIT_POINTS: '1000000000',
-    },
-    raiseFileLimit: true,
-    nodeFlags: process.env.STREAM_OPENS_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitReady(gateway, `${url}/readyz`);
   const gateway0 = cpuMsOf(gateway.pid);
   const postgres0 = postgresCpuMs();
   const started = performance.now();
@@ -75,7 +55,7 @@ try {
     });
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < keys.length) await openOne(keys[next++]!.key);
+      while (next < keys.length) await openOne(keys[next++]!);
     }),
   );
   const seconds = (performance.now() - started) / 1000;
