@@ -186,13 +186,14 @@ export class Hub {
   /** Routes one event to every connection that may see it, in call order; returns how many got it. */
   route(event: AxidEvent): number {
     const { to, type, data } = event;
-    const ws = this.workspaces.get(to.workspace_id);
-    if (!ws) return 0;
-
+    // Before the workspace is looked up: a stream opening is often the first
+    // of its workspace here, and its user is indexed only once it attaches.
     for (const ticket of this.tickets) {
       if (type === 'api_key.revoked' && ticket.info.keyId === data.key_id) ticket.cancelled = true;
       if (type === 'member.removed' && ticket.info.userId === data.user_id) ticket.cancelled = true;
     }
+    const ws = this.workspaces.get(to.workspace_id);
+    if (!ws) return 0;
     if (type === 'api_key.revoked') {
       for (const state of ws) for (const conn of [...state.connections]) if (conn.info.keyId === data.key_id) conn.end();
     }

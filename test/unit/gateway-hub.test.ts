@@ -121,6 +121,26 @@ describe('gateway routing index', () => {
     expect(hub.size).to.equal(0);
   });
 
+  // The key holder is read after the ticket, so a revocation or removal
+  // committed after that read reaches the hub before the user is indexed: the
+  // first stream of its workspace on this gateway has nothing indexed yet.
+  for (const [what, event] of [
+    ['its key is revoked', { type: 'api_key.revoked', to: { scope: 'users', workspace_id: W, user_ids: [U] }, data: { key_id: 'k1' } }],
+    ['its user is removed', { type: 'member.removed', to: { scope: 'workspace', workspace_id: W }, data: { user_id: U } }],
+  ] as const) {
+    it(`cancels the first stream of a workspace when ${what} before it attaches`, async () => {
+      const hub = new Hub(async () => [C]);
+      const conn = new SseConnection(info, new FakeResponse() as unknown as ServerResponse, { maxQueueBytes: 1 << 20, metrics, ended: (c) => hub.detach(c) });
+      const ticket = hub.reserve(info);
+      hub.route(event as AxidEvent);
+      await hub.attach(conn, ticket, () => conn.send(encodeFrame('init', {}), false));
+      hub.release(ticket);
+      expect(ticket.cancelled).to.equal(true);
+      expect(conn.closed).to.equal(true);
+      expect(hub.size).to.equal(0);
+    });
+  }
+
   it('delivers a channel’s event to every member left when a member’s stream is cut off midway', async () => {
     // The channel's members are routed from the index's own set: a stream cut
     // off during delivery leaves it (its user's last stream) while it is walked.
