@@ -10,9 +10,8 @@ import { authenticate, bearerToken } from '../../shared/auth.js';
 import { AppError } from '../../shared/errors.js';
 import type { AppContext } from '../../shared/http/context.js';
 import type { Runtime } from '../../shared/runtime.js';
-import { channelIdsOfUser } from '../core/channels/channels.store.js';
 import { presentUser } from '../core/users/users.presenter.js';
-import { findKeyHolder } from '../core/users/users.store.js';
+import { findStreamHolder } from '../core/users/users.store.js';
 // rt.presenters (the objects of the runtime's level) is declared by core.
 import type {} from '../core/presenters.js';
 import { randomBytes } from 'node:crypto';
@@ -80,7 +79,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
     onBatchEnd: () => hub.endBatch(),
   });
   const shardOf = (channelId: string) => channelShard(channelId, rt.bus.shards.length);
-  const hub = new Hub((userId) => channelIdsOfUser(rt.db, userId), features.replay ? () => bus.frameId() : () => undefined, {
+  const hub = new Hub(features.replay ? () => bus.frameId() : () => undefined, {
     added: (channelId) => bus.need(shardOf(channelId)),
     removed: (channelId) => bus.release(shardOf(channelId)),
     ready: () => bus.ready(),
@@ -178,11 +177,12 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
   async function openStream(ctx: AppContext, ticket: Ticket): Promise<boolean> {
     const { info } = ticket;
     // Read after the ticket exists, and only while the key and the user are
-    // still valid: a revocation committed after this read cancels the ticket.
-    // The init snapshot may come from a replica; a key it does not know yet (made
-    // by another key moments ago) is looked up again on the primary.
-    const snapshot =
-      (await rt.reads.read(info, (db) => findKeyHolder(db, info.keyId))) ?? (rt.reads.enabled ? await findKeyHolder(rt.db, info.keyId) : undefined);
+    // still valid: a revocation committed after this read cancels the ticket,
+    // and a membership change is applied over the memberships it returns
+    // (hub.ts). On the primary: it grants access, and a replica's snapshot
+    // may predate a revocation or membership change whose event has already
+    // gone by (docs/architecture.md, "Read replicas").
+    const snapshot = await findStreamHolder(rt.db, info.keyId);
     if (closing) throw new AppError('service_unavailable', 'this gateway is shutting down: reconnect');
     if (!snapshot || ticket.cancelled) throw new AppError('unauthorized', 'a valid API key is required: send Authorization: Bearer <API_KEY>');
 
@@ -227,7 +227,7 @@ export function createGateway(rt: Runtime, o: GatewayOptions) {
         );
       let until: BusPosition | null = null;
       let membership = new Set<string>();
-      await hub.attach(conn, ticket, () => {
+      await hub.attach(conn, ticket, snapshot.channelIds, () => {
         if (!resumed) return conn.open(init(features.replay ? bus.frameId() : undefined));
         // Live frames wait while the replay up to here is read; the replay
         // reads membership back from where it stands here.

@@ -10,8 +10,10 @@ import { Frame, type ConnectionInfo, type SseConnection } from './connection.js'
 import { reachesEvent } from '../../shared/scopes.js';
 
 /**
- * A stream being opened: registered right after its key was checked, so that
- * a revocation or removal read from the stream meanwhile cancels it.
+ * A stream being opened: registered right after its key was checked, before
+ * its holder and memberships are read, so that a revocation or removal read
+ * from the bus meanwhile cancels it, and a membership change is applied over
+ * what the read returns.
  */
 export interface Ticket {
   info: ConnectionInfo;
@@ -23,16 +25,13 @@ interface UserState {
   userId: string;
   workspaceId: string;
   connections: Set<SseConnection>;
-  /** The channels and DMs the user is a member of; null while being loaded. */
+  /** The channels and DMs the user is a member of; null until the first stream's read of them attaches. */
   channels: Set<string> | null;
-  /** Membership events seen while loading, applied in order once loaded. */
+  /** Membership events routed while `channels` is null, applied in order over the read. */
   pending: AxidEvent[];
-  ready: Promise<void>;
-  /** Connections waiting for `ready`. */
-  waiters: number;
+  /** Streams of the user being opened (tickets). */
+  opening: number;
 }
-
-export type MembershipLoader = (userId: string) => Promise<string[]>;
 
 /** Told when the index gains or loses a channel (the gateway reads the shards of the channels indexed: bus.ts). */
 export interface ChannelWatch {
@@ -62,7 +61,7 @@ export class Hub {
   private readonly workspaces = new Map<string, Set<UserState>>();
   private readonly channels = new Map<string, Set<UserState>>();
   private readonly all = new Set<SseConnection>();
-  private readonly tickets = new Set<Ticket>();
+  private readonly tickets = new Map<Ticket, UserState>();
   /** Events routed in this read's batch (dispatched in turns: shared/stream-reader.ts). */
   private routedInBatch = 0;
   /** Sockets corked in this batch, uncorked once it ends. */
@@ -72,7 +71,6 @@ export class Hub {
   private uncorkedUpTo = 0;
 
   constructor(
-    private readonly loadMemberships: MembershipLoader,
     private readonly frameIds: FrameIds = () => undefined,
     private readonly watch: ChannelWatch | null = null,
     /** How long one turn of uncorking may hold the event loop (tests pass 0: one socket a turn). */
@@ -87,53 +85,58 @@ export class Hub {
     return this.all;
   }
 
+  /**
+   * Registers a stream being opened, and its user (if no stream of theirs is
+   * here yet) before the caller reads the user's memberships: every membership
+   * change committed after that read's snapshot is routed after this point,
+   * and is applied over the read (attach). Released once opened or not.
+   */
   reserve(info: ConnectionInfo): Ticket {
+    const { userId, workspaceId } = info;
+    let state = this.users.get(userId);
+    if (!state) {
+      state = { userId, workspaceId, connections: new Set(), channels: null, pending: [], opening: 0 };
+      this.users.set(userId, state);
+      let ws = this.workspaces.get(workspaceId);
+      if (!ws) this.workspaces.set(workspaceId, (ws = new Set()));
+      ws.add(state);
+    }
+    state.opening++;
     const ticket = { info, cancelled: false };
-    this.tickets.add(ticket);
+    this.tickets.set(ticket, state);
     return ticket;
   }
 
   release(ticket: Ticket) {
+    const state = this.tickets.get(ticket);
+    if (!state) return;
     this.tickets.delete(ticket);
+    state.opening--;
+    this.forget(state);
   }
 
   /**
-   * Attaches a connection once its user's memberships are known. `start` runs
-   * synchronously just before the connection starts receiving events, so the
-   * init frame it writes is always the first frame.
+   * Attaches a reserved stream's connection. `channelIds` are the user's
+   * memberships read after the ticket was reserved; the first stream of the
+   * user to attach indexes them, with the membership events routed since the
+   * user was registered applied over them in order (later ones are kept up
+   * to date by those events alone). `start` runs synchronously just before
+   * the connection starts receiving events, so the init frame it writes is
+   * always the first frame.
    */
-  async attach(conn: SseConnection, ticket: Ticket, start: () => void): Promise<void> {
-    const { userId, workspaceId } = conn.info;
-    let state = this.users.get(userId);
-    if (!state) {
-      const created: UserState = { userId, workspaceId, connections: new Set(), channels: null, pending: [], ready: Promise.resolve(), waiters: 0 };
-      // Registered before the query starts: every membership change committed
-      // after the query's snapshot is read from the stream after this point.
-      this.users.set(userId, created);
-      let ws = this.workspaces.get(workspaceId);
-      if (!ws) this.workspaces.set(workspaceId, (ws = new Set()));
-      ws.add(created);
-      created.ready = this.loadMemberships(userId).then((ids) => {
-        created.channels = new Set();
-        for (const id of ids) this.join(created, id);
-        for (const event of created.pending) this.applyMembership(created, event);
-        created.pending = [];
-      });
-      state = created;
-    }
-    state.waiters++;
-    let failure: { err: unknown } | null = null;
-    try {
-      await state.ready;
-    } catch (err) {
-      failure = { err };
+  async attach(conn: SseConnection, ticket: Ticket, channelIds: readonly string[], start: () => void): Promise<void> {
+    const state = this.tickets.get(ticket);
+    if (!state) throw new Error('attach: the stream was not reserved, or already released');
+    if (state.channels === null) {
+      state.channels = new Set();
+      for (const id of channelIds) this.join(state, id);
+      for (const event of state.pending) this.applyMembership(state, event);
+      state.pending = [];
     }
     // The shards of the user's channels are read before the stream goes live.
-    if (!failure && this.watch) await this.watch.ready().catch((err: unknown) => (failure = { err }));
-    state.waiters--;
+    const failure = this.watch ? await this.watch.ready().then(() => null, (err: unknown) => ({ err })) : null;
     if (failure || conn.closed || ticket.cancelled) {
       conn.end();
-      this.forget(state);
       if (failure) throw failure.err;
       return;
     }
@@ -188,7 +191,7 @@ export class Hub {
     const { to, type, data } = event;
     // Before the workspace is looked up: a stream opening is often the first
     // of its workspace here, and its user is indexed only once it attaches.
-    for (const ticket of this.tickets) {
+    for (const ticket of this.tickets.keys()) {
       if (type === 'api_key.revoked' && ticket.info.keyId === data.key_id) ticket.cancelled = true;
       if (type === 'member.removed' && ticket.info.userId === data.user_id) ticket.cancelled = true;
     }
@@ -354,9 +357,9 @@ export class Hub {
     }
   }
 
-  /** Drops a user's state once nothing uses it (no connection, not loading). */
+  /** Drops a user's state once nothing uses it (no connection, none being opened). */
   private forget(state: UserState) {
-    if (state.connections.size > 0 || state.waiters > 0 || this.users.get(state.userId) !== state) return;
+    if (state.connections.size > 0 || state.opening > 0 || this.users.get(state.userId) !== state) return;
     this.users.delete(state.userId);
     const ws = this.workspaces.get(state.workspaceId);
     ws?.delete(state);

@@ -164,7 +164,7 @@ async function explain(t: Target): Promise<string> {
        ORDER BY c.seq LIMIT 101`,
       [t.ids.workspace, t.ids.probe],
     );
-    await plan('stream init: memberships (channelIdsOfUser)', `SELECT channel_id FROM channel_members WHERE user_id = $1`, [t.ids.probe]);
+    await plan('stream opening: memberships (findStreamHolder)', `SELECT channel_id FROM channel_members WHERE user_id = $1`, [t.ids.probe]);
     const search = (channel: string | null) =>
       `SELECT s.seq FROM message_search s
         WHERE s.words @@ (websearch_to_tsquery('english', $1) || websearch_to_tsquery('simple', $1))

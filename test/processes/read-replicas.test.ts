@@ -13,6 +13,7 @@ import { Client } from '../support/client.js';
 import { expectOk } from '../support/expect.js';
 import { waitFor } from '../support/files.js';
 import { PrivatePostgres } from '../support/private-postgres.js';
+import { openRaw } from '../support/sse.js';
 import { newWorkspace, testEnv, uniqueName, type TestEnv } from '../support/stack.js';
 
 /** Reads counted by target since `before` (axid_db_reads_total). */
@@ -130,6 +131,32 @@ describe('read replicas (DATABASE_READ_URL)', function () {
     await caughtUp();
     const fresh = expectOk(await other.client.get(`/api/v1/channels/${channel.id}/messages?limit=1`)).data;
     expect(fresh[0]?.id, 'caught up, the replica has the writes').to.equal(last);
+  });
+
+  it('a stream opens on the primary: its init has what another key committed before it, while the replica is held behind', async () => {
+    const ws = await newWorkspace(s);
+    const other = await ws.user();
+    await caughtUp();
+    await replicaAdmin.query('SELECT pg_wal_replay_pause()');
+    try {
+      const name = uniqueName('renamed');
+      expectOk(await ws.owner.patch('/api/v1/workspaces/current', { name }));
+      // The replica, held behind, still has the old name for the other key's reads.
+      expect(expectOk(await other.client.get('/api/v1/workspaces/current')).data.name).to.not.equal(name);
+      // A stream's opening grants access and indexes memberships: read on the
+      // primary, or a revocation committed before it could be missed.
+      const stream = await openRaw(s.url, other.key);
+      try {
+        expect(stream.status).to.equal(200);
+        expect(stream.frames[0]?.event).to.equal('init');
+        expect(stream.frames[0]?.data.workspace.name).to.equal(name);
+      } finally {
+        stream.close();
+      }
+    } finally {
+      await replicaAdmin.query('SELECT pg_wal_replay_resume()');
+      await caughtUp();
+    }
   });
 
   it('a replica stopped: no 5xx, reads from the primary, /readyz stays 200; resumed: reads go back to it', async () => {

@@ -78,18 +78,19 @@ async function turnsUntil(done: () => boolean, turns = 100) {
   for (let i = 0; i < turns && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-async function open(hub: Hub, who = info, res = new FakeResponse()) {
+/** Opens a stream as the gateway does: reserved, then attached with the memberships `read` returns (events routed meanwhile are applied over them). */
+async function open(hub: Hub, who = info, res = new FakeResponse(), read: Promise<string[]> = Promise.resolve([C])) {
   const conn = new SseConnection(who, res as unknown as ServerResponse, { maxQueueBytes: 1 << 20, metrics, ended: (c) => hub.detach(c) });
   const ticket = hub.reserve(who);
-  const attached = hub.attach(conn, ticket, () => conn.send(encodeFrame('init', {}), false)).finally(() => hub.release(ticket));
+  const attached = read.then((ids) => hub.attach(conn, ticket, ids, () => conn.send(encodeFrame('init', {}), false))).finally(() => hub.release(ticket));
   return { res, conn, attached };
 }
 
 describe('gateway routing index', () => {
   it('applies a membership added while the user’s memberships were loading', async () => {
     const load = deferred<string[]>();
-    const hub = new Hub(() => load.promise);
-    const { res, attached } = await open(hub);
+    const hub = new Hub();
+    const { res, attached } = await open(hub, info, new FakeResponse(), load.promise);
     hub.route(member('channel.member_added'));
     load.resolve([]);
     await attached;
@@ -99,8 +100,8 @@ describe('gateway routing index', () => {
 
   it('applies a removal read while loading over a snapshot that still had the membership', async () => {
     const load = deferred<string[]>();
-    const hub = new Hub(() => load.promise);
-    const { res, attached } = await open(hub);
+    const hub = new Hub();
+    const { res, attached } = await open(hub, info, new FakeResponse(), load.promise);
     hub.route(member('channel.member_removed'));
     load.resolve([C]);
     await attached;
@@ -110,8 +111,8 @@ describe('gateway routing index', () => {
 
   it('cancels a stream whose key is revoked while it opens: no init, ended', async () => {
     const load = deferred<string[]>();
-    const hub = new Hub(() => load.promise);
-    const { res, conn, attached } = await open(hub);
+    const hub = new Hub();
+    const { res, conn, attached } = await open(hub, info, new FakeResponse(), load.promise);
     hub.route({ type: 'api_key.revoked', to: { scope: 'users', workspace_id: W, user_ids: [U] }, data: { key_id: 'k1' } });
     load.resolve([C]);
     await attached;
@@ -129,11 +130,11 @@ describe('gateway routing index', () => {
     ['its user is removed', { type: 'member.removed', to: { scope: 'workspace', workspace_id: W }, data: { user_id: U } }],
   ] as const) {
     it(`cancels the first stream of a workspace when ${what} before it attaches`, async () => {
-      const hub = new Hub(async () => [C]);
+      const hub = new Hub();
       const conn = new SseConnection(info, new FakeResponse() as unknown as ServerResponse, { maxQueueBytes: 1 << 20, metrics, ended: (c) => hub.detach(c) });
       const ticket = hub.reserve(info);
       hub.route(event as AxidEvent);
-      await hub.attach(conn, ticket, () => conn.send(encodeFrame('init', {}), false));
+      await hub.attach(conn, ticket, [C], () => conn.send(encodeFrame('init', {}), false));
       hub.release(ticket);
       expect(ticket.cancelled).to.equal(true);
       expect(conn.closed).to.equal(true);
@@ -141,10 +142,31 @@ describe('gateway routing index', () => {
     });
   }
 
+  it('forgets a user whose only stream ends before it attaches (its key holder not found)', async () => {
+    const hub = new Hub();
+    const ticket = hub.reserve(info);
+    expect(hub.concernsLocalUser(member('channel.member_added'))).to.equal(true);
+    hub.release(ticket);
+    expect(hub.concernsLocalUser(member('channel.member_added'))).to.equal(false);
+    expect(hub.route(message('m1'))).to.equal(0);
+  });
+
+  it('indexes the memberships of the first stream to attach; a later stream of the user adds nothing stale', async () => {
+    const hub = new Hub();
+    const first = await open(hub);
+    await first.attached;
+    // The second stream's read predates a removal the index has applied: the index stays as the events left it.
+    hub.route(member('channel.member_removed'));
+    const second = await open(hub, { ...info, keyId: 'k2' }, new FakeResponse(), Promise.resolve([C]));
+    await second.attached;
+    hub.route(message('m1'));
+    for (const { res } of [first, second]) expect(res.written.join('')).not.to.include('"m1"');
+  });
+
   it('delivers a channel’s event to every member left when a member’s stream is cut off midway', async () => {
     // The channel's members are routed from the index's own set: a stream cut
     // off during delivery leaves it (its user's last stream) while it is walked.
-    const hub = new Hub(async () => [C]);
+    const hub = new Hub();
     const streams = [];
     for (const userId of ['u1', 'u2', 'u3']) {
       const opened = await open(hub, { ...info, userId, keyId: `k-${userId}` });
@@ -163,7 +185,7 @@ describe('gateway routing index', () => {
 
   it('uncorks a batch’s streams in turns, each stream’s frames in the order routed', async () => {
     // Turns of 0 ms: one stream uncorked a turn, so the loop's other work may run between any two.
-    const hub = new Hub(async () => [C], undefined, null, 0);
+    const hub = new Hub(undefined, null, 0);
     const streams: Awaited<ReturnType<typeof open>>[] = [];
     for (const userId of ['u1', 'u2', 'u3']) {
       const opened = await open(hub, { ...info, userId, keyId: `k-${userId}` }, corking(new FakeResponse()));

@@ -191,12 +191,6 @@ export const privateChannelsNotJoined = (db: Db, workspaceId: string, userId: st
     .where({ 'pc.workspace_id': workspaceId, 'pc.is_private': true })
     .whereNotExists(db('channel_members as pcm').whereRaw('pcm.channel_id = pc.id').andWhere('pcm.user_id', userId));
 
-/** The channels and conversations a user is in (the gateway routes events by them). */
-export const channelIdsOfUser = async (db: Db, userId: string): Promise<string[]> => {
-  const rows: { channel_id: string }[] = await db('channel_members').where({ user_id: userId }).select('channel_id');
-  return rows.map((r) => r.channel_id);
-};
-
 /** Whether a user is a member of a channel or conversation now (event subscriptions decide visibility by it at delivery). */
 export const isMember = async (db: Db, channelId: string, userId: string): Promise<boolean> =>
   isUuid(channelId) && (await db('channel_members').where({ channel_id: channelId, user_id: userId }).first('user_id')) !== undefined;

@@ -83,30 +83,40 @@ export const findChannelsByIds = (db: Db, ids: string[]) =>
   ids.length === 0 ? Promise.resolve([]) : db('channels').whereIn('id', ids).select('id', 'name', 'is_private');
 
 /**
- * The user holding a key, and the user's workspace, while the key and the
- * user are active (the stream's init event). Every stream opening runs it, so
- * it is a prepared statement (shared/db/knex.ts runPrepared): building it with
- * knex made about 35 KB of garbage per opening.
+ * What a stream opening reads, in one query (every opening runs it, so it is
+ * a prepared statement: shared/db/knex.ts runPrepared): the user holding a
+ * key and the user's workspace while the key and the user are active (the
+ * init event), and the conversations the user is a member of (the gateway's
+ * routing index). Read on the primary, after the gateway registered the
+ * opening: a revocation or membership change committed after this snapshot
+ * reaches the gateway as an event it then applies (services/gateway/hub.ts).
  */
-const FIND_KEY_HOLDER: PreparedStatement = {
-  name: 'axid_find_key_holder',
+const FIND_STREAM_HOLDER: PreparedStatement = {
+  name: 'axid_find_stream_holder',
   text: `SELECT u.id, u.seq, u.workspace_id, u.name, u.display_name, u.avatar_url, u.role, u.is_agent, u.created_at, u.deactivated_at,
-                w.id AS w_id, w.name AS w_name, w.settings AS w_settings, w.created_at AS w_created_at, k.expires_at AS k_expires_at
+                w.id AS w_id, w.name AS w_name, w.settings AS w_settings, w.created_at AS w_created_at, k.expires_at AS k_expires_at,
+                ARRAY(SELECT cm.channel_id FROM channel_members cm WHERE cm.user_id = u.id) AS channel_ids
            FROM api_keys k
            JOIN users u ON u.id = k.user_id
            JOIN workspaces w ON w.id = u.workspace_id
           WHERE k.id = $1 AND k.revoked_at IS NULL AND u.deactivated_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`,
 };
 
-/** The user and workspace of a key still valid (not revoked, not expired), and when the key expires. */
-export const findKeyHolder = async (db: Knex, keyId: string): Promise<{ user: UserRow; workspace: WorkspaceRow; keyExpiresAt: Date | null } | undefined> => {
-  const { rows } = await runPrepared<UserRow & { w_id: string; w_name: string; w_settings: WorkspaceRow['settings']; w_created_at: Date; k_expires_at: Date | null }>(
-    db,
-    FIND_KEY_HOLDER,
-    [keyId],
-  );
+export interface StreamHolder {
+  user: UserRow;
+  workspace: WorkspaceRow;
+  keyExpiresAt: Date | null;
+  /** The channels and conversations the user is a member of. */
+  channelIds: string[];
+}
+
+/** The holder of a key still valid (not revoked, not expired), with what a stream of theirs needs; undefined otherwise. */
+export const findStreamHolder = async (db: Knex, keyId: string): Promise<StreamHolder | undefined> => {
+  const { rows } = await runPrepared<
+    UserRow & { w_id: string; w_name: string; w_settings: WorkspaceRow['settings']; w_created_at: Date; k_expires_at: Date | null; channel_ids: string[] }
+  >(db, FIND_STREAM_HOLDER, [keyId]);
   const row = rows[0];
   if (!row) return undefined;
-  const { w_id, w_name, w_settings, w_created_at, k_expires_at, ...user } = row;
-  return { user, workspace: { id: w_id, name: w_name, settings: w_settings, created_at: w_created_at }, keyExpiresAt: k_expires_at };
+  const { w_id, w_name, w_settings, w_created_at, k_expires_at, channel_ids, ...user } = row;
+  return { user, workspace: { id: w_id, name: w_name, settings: w_settings, created_at: w_created_at }, keyExpiresAt: k_expires_at, channelIds: channel_ids };
 };
