@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { invalid } from '../errors.js';
 
@@ -12,9 +13,29 @@ const pagination = (nextCursor: string | null) => ({ next_cursor: nextCursor, ha
 
 export const list = <T>(page: Page<T>) => ({ data: page.items, pagination: pagination(page.nextCursor) });
 
-/** A response body already rendered as JSON text: sent as is. */
+/**
+ * A response body already rendered as JSON text: sent as is. One kept
+ * compressed (a kept history page: services/core/messages/page-cache.ts) is
+ * sent compressed to a client that takes gzip, and its text is decompressed
+ * only for one that does not (shared/http/route.ts).
+ */
 export class JsonText {
-  constructor(readonly text: string) {}
+  private textOf: string | null;
+  constructor(
+    text: string | null,
+    /** The same text, gzipped once where it is kept, instead of once per answer. */
+    readonly gzipped: Buffer | null = null,
+  ) {
+    this.textOf = text;
+  }
+
+  static gzipped(gzipped: Buffer) {
+    return new JsonText(null, gzipped);
+  }
+
+  get text(): string {
+    return (this.textOf ??= gunzipSync(this.gzipped!).toString());
+  }
 }
 
 /** A keyset page whose items the database rendered as a JSON array (history pages). */

@@ -192,7 +192,12 @@ export const originOf = (ctx: AppContext): RequestOrigin => ({ ip: ctx.ip || nul
 function setBody(ctx: AppContext, body: unknown): void {
   if (body instanceof JsonText) {
     ctx.type = 'application/json; charset=utf-8';
-    ctx.body = body.text;
+    // Kept compressed: sent so to a client that takes gzip (the compressor
+    // leaves an answer with a Content-Encoding alone: shared/http/compression.ts).
+    if (body.gzipped && takesGzip(ctx)) {
+      ctx.set('Content-Encoding', 'gzip');
+      ctx.body = body.gzipped;
+    } else ctx.body = body.text;
   } else if (Array.isArray(body) || (body !== null && typeof body === 'object' && Object.getPrototypeOf(body) === Object.prototype)) {
     ctx.type = 'application/json; charset=utf-8';
     ctx.body = JSON.stringify(body);
@@ -200,6 +205,9 @@ function setBody(ctx: AppContext, body: unknown): void {
     ctx.body = body;
   }
 }
+
+/** Whether the request's Accept-Encoding takes gzip (a request without one is answered uncompressed, as the compressor does). */
+const takesGzip = (ctx: AppContext) => ctx.get('accept-encoding') !== '' && ctx.acceptsEncodings('gzip') === 'gzip';
 
 /** A handler result whose status depends on the outcome (201 created, 200 already there). */
 export class Reply<T = unknown> {

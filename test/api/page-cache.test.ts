@@ -5,11 +5,14 @@
 // one that had the page kept before the write (a writer's next read, on any
 // process, sees the write).
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
+import { listJson } from '../../shared/http/envelope.js';
 import { createMetrics } from '../../shared/metrics.js';
 import { createRedis } from '../../shared/redis.js';
 import { startStack, type Stack } from '../../services/stack.js';
@@ -46,6 +49,24 @@ async function peerOf(s: Stack, overrides: Record<string, string>) {
     },
   };
 }
+
+/** A GET with exactly this Accept-Encoding (none when undefined): the answer's Content-Encoding and its raw bytes. */
+function getRaw(url: string, key: string, acceptEncoding: string | undefined): Promise<{ status: number; encoding: string | undefined; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+    if (acceptEncoding !== undefined) headers['accept-encoding'] = acceptEncoding;
+    http
+      .get(url, { headers, agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, encoding: res.headers['content-encoding'], body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+const decoded = (r: { encoding: string | undefined; body: Buffer }) =>
+  (r.encoding === 'gzip' ? gunzipSync(r.body) : r.encoding === 'br' ? brotliDecompressSync(r.body) : r.body).toString();
 
 const LIMIT = 50;
 const pagesKey = (s: Stack, channelId: string) => `${s.rt.config.redisKeyPrefix}pages:${channelId}`;
@@ -100,6 +121,38 @@ for (const level of [2, 3] as const) {
       // The hash lives PAGE_CACHE_SECONDS at most from its first read.
       const ttl = await s.rt.redis.pttl(pagesKey(s, channel));
       expect(ttl).to.be.within(1, s.rt.config.pageCacheSeconds * 1000);
+    });
+
+    it('keeps a long page gzipped once and sends those bytes to a client that takes gzip; every client decodes what the database renders', async () => {
+      const { ws, channel, post } = await conversation();
+      for (let i = 0; i < 12; i++) await post(`message ${i}: ${'a few words to make the page long enough to compress '.repeat(3)}`);
+      const rendered = (await read(uncached.peer, ws.ownerKey, channel)).slice(4);
+      expect(rendered.length).to.be.above(1024);
+      // The first read keeps it, and is itself answered with the kept bytes.
+      const url = `${s.url}/api/v1/channels/${channel}/messages?limit=${LIMIT}`;
+      const first = await getRaw(url, ws.ownerKey, 'gzip');
+      const kept = await s.rt.redis.hgetBuffer(pagesKey(s, channel), field());
+      expect(kept?.subarray(0, 2).toString('hex'), 'kept as gzip').to.equal('1f8b');
+      expect(first.encoding).to.equal('gzip');
+      expect(first.body.equals(kept!)).to.equal(true);
+      const cases: [string | undefined, string | undefined][] = [
+        ['gzip', 'gzip'],
+        ['gzip, deflate, br', 'gzip'],
+        ['br;q=1, gzip;q=0.5', 'gzip'],
+        ['gzip;q=0, br', 'br'],
+        ['identity', undefined],
+        ['*', 'gzip'],
+        [undefined, undefined],
+      ];
+      for (const [acceptEncoding, encoding] of cases) {
+        for (const server of [s, other.peer]) {
+          const r = await getRaw(`${server.url}/api/v1/channels/${channel}/messages?limit=${LIMIT}`, ws.ownerKey, acceptEncoding);
+          expect(r.status).to.equal(200);
+          expect(r.encoding, `Accept-Encoding: ${acceptEncoding}`).to.equal(encoding);
+          if (encoding === 'gzip') expect(r.body.equals(kept!), 'the kept bytes, not compressed again').to.equal(true);
+          expect(decoded(r)).to.equal(rendered);
+        }
+      }
     });
 
     it("drops the page on every kind of change before the writer is answered: the writer's next read on another process sees it", async () => {
@@ -161,7 +214,7 @@ for (const level of [2, 3] as const) {
       const page = JSON.parse(before.slice(4)) as { data: unknown[]; pagination: { next_cursor: string | null } };
       // ... a post commits (and drops the hash) before it stores it:
       await post('new');
-      await s.rt.pages.fill(key, miss as { token: string }, { data: JSON.stringify(page.data), lastSeq: null, hasMore: false });
+      await s.rt.pages.fill(key, miss as { token: string }, listJson({ data: JSON.stringify(page.data), lastSeq: null, hasMore: false }));
       expect(await s.rt.redis.hget(pagesKey(s, channel), field())).to.equal(null);
       expect(await read(s, ws.ownerKey, channel)).to.contain('"new"').and.equal(await read(uncached.peer, ws.ownerKey, channel));
     });

@@ -7,7 +7,7 @@ import type { Knex } from '../../../shared/db/knex.js';
 import { validateContentJson } from '../../../shared/blocks/index.js';
 import { AppError, forbidden, invalid, notFound } from '../../../shared/errors.js';
 import { publishEphemeral, recordEvents, type AxidEvent } from '../../../shared/events.js';
-import { decodeCursor, list, listJson, pageOf, type PageQuery } from '../../../shared/http/envelope.js';
+import { decodeCursor, JsonText, list, listJson, pageOf, type PageQuery } from '../../../shared/http/envelope.js';
 import { parseOrThrow } from '../../../shared/validation.js';
 import { isUuid } from '../../../shared/ids.js';
 import type { Runtime } from '../../../shared/runtime.js';
@@ -279,24 +279,23 @@ export async function listMessages(rt: Runtime, actor: Actor, channelId: string,
   // The newest page (a channel switch) is usually kept (page-cache.ts): the same for every reader, dropped by any change.
   const pageKey = 'before' in from && from.before === undefined ? { channelId: channel.id, threadId: q.thread_id ?? null, limit: q.limit } : null;
   const kept = pageKey ? await rt.pages.get(pageKey) : null;
-  if (kept && 'data' in kept) return listJson(bothWays ? { ...kept, firstSeq: null, hasNewer: false } : kept);
+  if (kept instanceof JsonText) return kept;
   // Who may read is decided on the primary (and cached); the page may come from a replica.
-  const page = await rt.reads.read(actor, async (db) => {
+  return rt.reads.read(actor, async (db) => {
     if (q.thread_id && !(await store.isRootOf(db, channel.id, q.thread_id))) throw badThread();
     if (pageKey) {
       const read = await store.listMessages(db, rt.presenters.messageSql, list);
-      // Kept only from the primary: a replica may lag behind a change whose pages were already dropped.
-      if (kept && db === rt.db) await rt.pages.fill(pageKey, kept, read);
       // The newest page has nothing newer: at level 3 the level-2 statement serves it.
-      return bothWays ? { ...read, firstSeq: null, hasNewer: false } : read;
+      const answer = listJson(bothWays ? { ...read, firstSeq: null, hasNewer: false } : read);
+      // Kept only from the primary: a replica may lag behind a change whose pages were already dropped.
+      return kept && db === rt.db ? rt.pages.fill(pageKey, kept, answer) : answer;
     }
     const before = 'before' in from ? from.before : undefined;
-    if (!bothWays) return store.listMessages(db, rt.presenters.messageSql, { ...list, before });
+    if (!bothWays) return listJson(await store.listMessages(db, rt.presenters.messageSql, { ...list, before }));
     const found = await store.listMessagesBothWays(db, bothWays, { ...list, from });
     if (!found) throw notFound('Message');
-    return found;
+    return listJson(found);
   });
-  return listJson(page);
 }
 
 /** Where the page starts; `around` takes neither cursor (level 3: the route table knows the fields only there). */

@@ -4,7 +4,11 @@
 // anybody writes to it; rendering it in PostgreSQL cost about 680 µs a page.
 //
 // One Redis hash per conversation holds a token (`v`, random, made by the
-// first reader) and the pages read under it (`level:thread:limit`). Any
+// first reader) and the pages read under it (`level:thread:limit`), each as
+// the answer's whole JSON text, gzipped once when it is long enough to be
+// compressed at all: a kept page goes to a client that takes gzip as it is
+// kept, instead of being compressed again for every read (docs/bench.md,
+// "The kept page compressed once"). Any
 // committed change to the conversation deletes the hash (services/stack.ts
 // calls `invalidate` from the runtime's commit listeners: every message,
 // reaction, thread and pin change carries a channel-scope event), before the
@@ -21,7 +25,9 @@
 // missed by every listener, a write by hand, is gone by then). Redis away or
 // slow: the page is read from the database, as without the cache.
 import { randomBytes } from 'node:crypto';
-import type { JsonPage } from '../../../shared/http/envelope.js';
+import { gzipSync } from 'node:zlib';
+import { COMPRESSION_THRESHOLD } from '../../../shared/http/compression.js';
+import { JsonText } from '../../../shared/http/envelope.js';
 import type { Logger } from '../../../shared/logger.js';
 import type { Metrics } from '../../../shared/metrics.js';
 import { answering, type Redis } from '../../../shared/redis.js';
@@ -53,8 +59,9 @@ declare module '../../../shared/runtime.js' {
 }
 
 type Scripted = Redis & {
-  axidPageRead(key: string, token: string, field: string, ttlMs: number): Promise<[string, string | null]>;
-  axidPageFill(key: string, token: string, field: string, page: string): Promise<number>;
+  // The Buffer variant ioredis defines beside each script: a kept answer may be gzip.
+  axidPageReadBuffer(key: string, token: string, field: string, ttlMs: number): Promise<[Buffer, Buffer | null]>;
+  axidPageFill(key: string, token: string, field: string, answer: string | Buffer): Promise<number>;
 };
 
 /** Which newest page: of a conversation's top level, or of one thread. */
@@ -69,13 +76,8 @@ export interface PageMiss {
   token: string | null;
 }
 
-// The page as one string: "lastSeq hasMore\n" then the page's JSON text, which is kept as it came.
-const encode = (p: JsonPage) => `${p.lastSeq ?? ''} ${p.hasMore ? 1 : 0}\n${p.data}`;
-function decode(text: string): JsonPage {
-  const nl = text.indexOf('\n');
-  const [last, more] = text.slice(0, nl).split(' ');
-  return { data: text.slice(nl + 1), lastSeq: last === '' ? null : Number(last), hasMore: more === '1' };
-}
+/** Whether a kept answer is gzip (its magic bytes; JSON text begins with `{`). */
+const isGzip = (kept: Buffer) => kept[0] === 0x1f && kept[1] === 0x8b;
 
 export class PageCache {
   private readonly redis: Scripted;
@@ -115,13 +117,14 @@ export class PageCache {
     return `${this.o.level}:${k.threadId ?? ''}:${k.limit}`;
   }
 
-  /** The kept page, or a miss with the token to store it under. */
-  async get(k: PageKey): Promise<JsonPage | PageMiss> {
+  /** The kept answer, or a miss with the token to store it under. */
+  async get(k: PageKey): Promise<JsonText | PageMiss> {
     if (!this.enabled || !answering(this.redis)) return { token: null };
     try {
-      const [token, page] = await this.redis.axidPageRead(this.keyOf(k.channelId), this.freshToken(), this.fieldOf(k), this.o.ttlSeconds * 1000);
-      this.o.metrics.pageCache.inc({ result: page === null ? 'miss' : 'hit' });
-      return page === null ? { token } : decode(page);
+      const [token, kept] = await this.redis.axidPageReadBuffer(this.keyOf(k.channelId), this.freshToken(), this.fieldOf(k), this.o.ttlSeconds * 1000);
+      this.o.metrics.pageCache.inc({ result: kept === null ? 'miss' : 'hit' });
+      if (kept === null) return { token: token.toString() };
+      return isGzip(kept) ? JsonText.gzipped(kept) : new JsonText(kept.toString());
     } catch (err) {
       this.o.metrics.pageCache.inc({ result: 'error' });
       this.o.log.debug({ err: (err as Error).message }, 'page cache: read failed; reading the database');
@@ -129,10 +132,17 @@ export class PageCache {
     }
   }
 
-  /** Keeps a page read from the primary under the token seen before the read (nothing if it changed since). */
-  async fill(k: PageKey, miss: PageMiss, page: JsonPage): Promise<void> {
-    if (miss.token === null || page.data.length > MAX_PAGE_BYTES || !answering(this.redis)) return;
-    await this.redis.axidPageFill(this.keyOf(k.channelId), miss.token, this.fieldOf(k), encode(page)).catch(() => undefined);
+  /**
+   * Keeps the answer of a page read from the primary under the token seen
+   * before the read (nothing if it changed since), and returns the answer to
+   * send: gzipped once here when kept so (its reader sends it so too).
+   */
+  async fill(k: PageKey, miss: PageMiss, answer: JsonText): Promise<JsonText> {
+    const { text } = answer;
+    if (miss.token === null || text.length > MAX_PAGE_BYTES || !answering(this.redis)) return answer;
+    const kept = text.length >= COMPRESSION_THRESHOLD ? new JsonText(text, gzipSync(text)) : answer;
+    await this.redis.axidPageFill(this.keyOf(k.channelId), miss.token, this.fieldOf(k), kept.gzipped ?? text).catch(() => undefined);
+    return kept;
   }
 
   /**
