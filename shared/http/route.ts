@@ -9,6 +9,7 @@ import { AppError, ERROR_SINCE, isDependencyUnavailable, type ErrorCode } from '
 import { DEFAULT_FEATURE_LEVEL, existsAt, fieldsAbsentAt, type FeatureLevel, type LevelSpan } from '../feature-level.js';
 import type { Runtime } from '../runtime.js';
 import type { AppContext, AppState } from './context.js';
+import { compressedJson, takesEncoding } from './compression.js';
 import { JsonText } from './envelope.js';
 import { checkInput } from './input.js';
 import { IDEMPOTENCY, IDEMPOTENCY_HEADER, REPLAYED_HEADER, checkKey, fingerprintOf, runIdempotent } from './idempotency.js';
@@ -192,22 +193,18 @@ export const originOf = (ctx: AppContext): RequestOrigin => ({ ip: ctx.ip || nul
 function setBody(ctx: AppContext, body: unknown): void {
   if (body instanceof JsonText) {
     ctx.type = 'application/json; charset=utf-8';
-    // Kept compressed: sent so to a client that takes gzip (the compressor
-    // leaves an answer with a Content-Encoding alone: shared/http/compression.ts).
-    if (body.gzipped && takesGzip(ctx)) {
+    // Kept compressed (a kept history page): sent as kept to a client that takes gzip.
+    if (body.gzipped && takesEncoding(ctx, 'gzip')) {
       ctx.set('Content-Encoding', 'gzip');
       ctx.body = body.gzipped;
-    } else ctx.body = body.text;
+    } else ctx.body = compressedJson(ctx, body.text);
   } else if (Array.isArray(body) || (body !== null && typeof body === 'object' && Object.getPrototypeOf(body) === Object.prototype)) {
     ctx.type = 'application/json; charset=utf-8';
-    ctx.body = JSON.stringify(body);
+    ctx.body = compressedJson(ctx, JSON.stringify(body));
   } else {
     ctx.body = body;
   }
 }
-
-/** Whether the request's Accept-Encoding takes gzip (a request without one is answered uncompressed, as the compressor does). */
-const takesGzip = (ctx: AppContext) => ctx.get('accept-encoding') !== '' && ctx.acceptsEncodings('gzip') === 'gzip';
 
 /** A handler result whose status depends on the outcome (201 created, 200 already there). */
 export class Reply<T = unknown> {
