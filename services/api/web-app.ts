@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { Context, Middleware } from 'koa';
-import { takesEncoding } from '../../shared/http/compression.js';
+import { preferredEncoding } from '../../shared/http/compression.js';
 
 export const WEB_DIST = fileURLToPath(new URL('../web/dist/', import.meta.url));
 
@@ -66,8 +66,7 @@ const REVALIDATED = new Set(['/sw.js', '/manifest.webmanifest']);
 function encoded(ctx: Context, dist: Files, name: string, file: Buffer): Buffer {
   if (file.length < 1024 || !COMPRESSIBLE.has(path.extname(name) || '.html')) return file;
   ctx.vary('Accept-Encoding');
-  // brotli when accepted at all (it is smaller), as koa-compress prefers it too.
-  const encoding = takesEncoding(ctx, 'br') ? 'br' : takesEncoding(ctx, 'gzip') ? 'gzip' : null;
+  const encoding = preferredEncoding(ctx);
   if (!encoding) return file;
   const key = `${encoding}:${name}`;
   let body = dist.compressed.get(key);

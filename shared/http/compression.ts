@@ -23,6 +23,9 @@ const GZIP = { level: 3 };
 /** Whether the request's Accept-Encoding takes `encoding` (a request without one takes none). */
 export const takesEncoding = (ctx: Context, encoding: 'br' | 'gzip') => ctx.acceptsEncodings(encoding) === encoding;
 
+/** The encoding an answer compressed here goes out in: brotli whenever taken (it is smaller, and koa-compress prefers it too), else gzip, else none. */
+export const preferredEncoding = (ctx: Context): 'br' | 'gzip' | null => (takesEncoding(ctx, 'br') ? 'br' : takesEncoding(ctx, 'gzip') ? 'gzip' : null);
+
 /**
  * A JSON answer's body (shared/http/route.ts), compressed here in one piece
  * when the client takes br or gzip and it is long enough: koa-compress pipes
@@ -33,8 +36,8 @@ export const takesEncoding = (ctx: Context, encoding: 'br' | 'gzip') => ctx.acce
  */
 export function compressedJson(ctx: Context, text: string): string | Buffer {
   if (Buffer.byteLength(text) < COMPRESSION_THRESHOLD) return text;
-  const encoding = ctx.acceptsEncodings('br', 'gzip', 'identity');
-  if (encoding !== 'br' && encoding !== 'gzip') return text;
+  const encoding = preferredEncoding(ctx);
+  if (!encoding) return text;
   ctx.set('Content-Encoding', encoding);
   return encoding === 'br' ? brotliCompressSync(text, BROTLI) : gzipSync(text, GZIP);
 }

@@ -49,18 +49,22 @@ describe('web app: served by the API role', () => {
     const auth = { authorization: `Bearer ${ws.ownerKey}` };
     // An answer past the 1 KB threshold (smaller ones are not worth a compressor).
     const channel = await ws.owner.post('/api/v1/channels', { name: uniqueName('zip') });
-    expect((await ws.owner.post(`/api/v1/channels/${channel.body.data.id}/messages`, { content: 'a long message '.repeat(200) })).status).to.equal(201);
-    const cases: { path: string; headers?: Record<string, string>; json?: boolean }[] = [
+    const posted = await ws.owner.post(`/api/v1/channels/${channel.body.data.id}/messages`, { content: 'a long message '.repeat(200) });
+    expect(posted.status).to.equal(201);
+    // The newest page is kept gzipped (services/core/messages/page-cache.ts): every client that takes gzip gets those bytes.
+    const cases: { path: string; headers?: Record<string, string>; json?: boolean; keptGzipped?: boolean }[] = [
       { path: script },
       { path: '/api/v1/openapi.json', json: true },
-      { path: `/api/v1/channels/${channel.body.data.id}/messages`, headers: auth, json: true },
+      { path: `/api/v1/channels/${channel.body.data.id}/messages`, headers: auth, json: true, keptGzipped: true },
+      { path: `/api/v1/channels/${channel.body.data.id}/messages/${posted.body.data.id}`, headers: auth, json: true },
     ];
     for (const c of cases) {
       for (const encoding of ['br', 'gzip'] as const) {
         const res = await raw(c.path, { ...c.headers, 'accept-encoding': encoding === 'br' ? 'gzip, deflate, br' : 'gzip' });
-        expect(res.headers['content-encoding'], `${c.path} ${encoding}`).to.equal(encoding);
+        const sent = c.keptGzipped ? 'gzip' : encoding;
+        expect(res.headers['content-encoding'], `${c.path} ${encoding}`).to.equal(sent);
         expect(res.headers.vary).to.match(/accept-encoding/i);
-        const plain = encoding === 'br' ? brotliDecompressSync(res.body) : gunzipSync(res.body);
+        const plain = sent === 'br' ? brotliDecompressSync(res.body) : gunzipSync(res.body);
         expect(plain.length, c.path).to.be.greaterThan(res.body.length);
         if (c.json) JSON.parse(plain.toString('utf8'));
       }
