@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { Context, Middleware } from 'koa';
-import { preferredEncoding } from '../../shared/http/compression.js';
+import { COMPRESSION_THRESHOLD, preferredEncoding } from '../../shared/http/compression.js';
 
 export const WEB_DIST = fileURLToPath(new URL('../web/dist/', import.meta.url));
 
@@ -64,7 +64,7 @@ const REVALIDATED = new Set(['/sw.js', '/manifest.webmanifest']);
  * already has a Content-Encoding alone, and compresses the API's answers).
  */
 function encoded(ctx: Context, dist: Files, name: string, file: Buffer): Buffer {
-  if (file.length < 1024 || !COMPRESSIBLE.has(path.extname(name) || '.html')) return file;
+  if (file.length < COMPRESSION_THRESHOLD || !COMPRESSIBLE.has(path.extname(name) || '.html')) return file;
   ctx.vary('Accept-Encoding');
   const encoding = preferredEncoding(ctx);
   if (!encoding) return file;
