@@ -297,6 +297,23 @@ describe('web client: the store', () => {
     expect(s.unreadCount('c1')).to.equal(1);
   });
 
+  it("keeps what only this viewer reads of a user (email, email_notifications) when a user event brings the workspace's view", () => {
+    const s = newStore();
+    s.me = { ...me, email: 'me@example.com', email_notifications: 'never' };
+    s.users.set(me.id, s.me);
+    const colleague: User = { ...me, id: 'u-2', name: 'ana', email: 'ana@example.com' };
+    s.users.set(colleague.id, colleague);
+    // The PATCH's answer is already in the store; its event, as every member
+    // gets it (parsed JSON, so without the private keys), comes after.
+    const { email: _mine, ...publicMe } = me as User & { email?: string };
+    applyEvent(s, 'user.updated', { user: { ...publicMe, display_name: 'Me Again' } });
+    const { email: _theirs, ...publicColleague } = colleague;
+    applyEvent(s, 'member.updated', { user: { ...publicColleague, role: 'admin' } });
+    expect(s.me).to.deep.include({ display_name: 'Me Again', email: 'me@example.com', email_notifications: 'never' });
+    expect(s.users.get(me.id)).to.deep.include({ display_name: 'Me Again', email: 'me@example.com' });
+    expect(s.users.get(colleague.id)).to.deep.include({ role: 'admin', email: 'ana@example.com' });
+  });
+
   it('drops a private channel when the user is removed from it', () => {
     const s = newStore();
     s.upsertChannel({ id: 'c9', name: 'secret', description: '', is_private: true, is_default: false, parent_channel_id: null, team_id: null, created_by: null, created_at: '' });

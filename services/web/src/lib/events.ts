@@ -61,9 +61,16 @@ export function applyEvent(store: Store, type: string, data: Record<string, unkn
     case 'user.created':
     case 'user.updated':
     case 'member.updated':
-      if (data.user) store.users.set((data.user as User).id, data.user as User);
-      if (store.me && (data.user as User | undefined)?.id === store.me.id) store.me = data.user as User;
+    {
+      // An event carries a user as the whole workspace sees them: no email and
+      // no email_notifications. What only this viewer reads (from GET /users/me
+      // or the admin's list) stays; the event's public fields replace the rest.
+      const user = data.user as User | undefined;
+      if (!user) break;
+      store.users.set(user.id, { ...store.users.get(user.id), ...user });
+      if (store.me?.id === user.id) store.me = { ...store.me, ...user };
       break;
+    }
     case 'channel.read':
       store.readElsewhere(data.channel_id as string, data.last_read_message_id as string);
       break;

@@ -11,14 +11,19 @@ type Choice = 'mentions' | 'never';
 export function EmailNotifications() {
   const client = useStore();
   const me = client.store.me!;
-  const current: Choice = me.email_notifications ?? 'mentions';
+  // The choice being saved shows at once: the radios are controlled, so any
+  // render before the PATCH answered would otherwise put the old one back.
+  const [saving, setSaving] = useState<Choice | null>(null);
+  const current: Choice = saving ?? me.email_notifications ?? 'mentions';
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
-  const choose = (value: Choice) =>
+  const choose = (value: Choice) => {
+    setSaving(value);
     void client.updateProfile({ email_notifications: value }).then(
-      () => (setSaved(true), setError(null)),
-      (err) => (setSaved(false), setError(errorMessage(err))),
+      () => (setSaving(null), setSaved(true), setError(null)),
+      (err) => (setSaving(null), setSaved(false), setError(errorMessage(err))),
     );
+  };
   return (
     <>
       <h2>Email notifications</h2>
