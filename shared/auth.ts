@@ -1,7 +1,7 @@
 // API keys: one format for humans and agents, stored as a SHA-256 hash (keys
 // are 256-bit random, so a slow hash buys nothing), resolved to the caller.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Db } from './db/knex.js';
+import { runPrepared, type Db, type Knex, type PreparedStatement } from './db/knex.js';
 import type { AccessCache } from './access-cache.js';
 import { z } from 'zod';
 import { AppError } from './errors.js';
@@ -53,27 +53,40 @@ const unauthorized = () => new AppError('unauthorized', 'a valid API key is requ
 /** The caller of a key the access cache knows, without a promise (the hot path); undefined otherwise. */
 export const cachedActor = (token: string | undefined, cache: AccessCache): Actor | undefined => (token ? cache.getActor(hashKey(token)) : undefined);
 
-export async function authenticate(db: Db, token: string | undefined, cache?: AccessCache): Promise<Actor> {
+/**
+ * The key and its user, by the key's hash: every request whose caller the
+ * access cache does not know asks it, so it is a prepared statement
+ * (shared/db/knex.ts runPrepared), planned once per connection.
+ */
+const FIND_KEY_HOLDER: PreparedStatement = {
+  name: 'axid_find_key_holder',
+  text: `SELECT k.id AS key_id, k.expires_at, k.revoked_at, k.scopes, k.conversation_ids,
+                u.id AS user_id, u.workspace_id, u.role, u.is_agent, u.deactivated_at
+           FROM api_keys k JOIN users u ON u.id = k.user_id
+          WHERE k.key_hash = $1`,
+};
+
+interface KeyHolderRow {
+  key_id: string;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  scopes: Scope[] | null;
+  conversation_ids: string[] | null;
+  user_id: string;
+  workspace_id: string;
+  role: WorkspaceRole;
+  is_agent: boolean;
+  deactivated_at: Date | null;
+}
+
+export async function authenticate(db: Knex, token: string | undefined, cache?: AccessCache): Promise<Actor> {
   if (!token) throw unauthorized();
   const keyHash = hashKey(token);
   const cached = cache?.getActor(keyHash);
   if (cached) return cached;
   const mark = cache?.mark() ?? 0;
-  const row = await db('api_keys as k')
-    .join('users as u', 'u.id', 'k.user_id')
-    .where('k.key_hash', keyHash)
-    .first(
-      'k.id as key_id',
-      'k.expires_at',
-      'k.revoked_at',
-      'k.scopes',
-      'k.conversation_ids',
-      'u.id as user_id',
-      'u.workspace_id',
-      'u.role',
-      'u.is_agent',
-      'u.deactivated_at',
-    );
+  const { rows } = await runPrepared<KeyHolderRow>(db, FIND_KEY_HOLDER, [keyHash]);
+  const row = rows[0];
   if (!row || row.revoked_at || row.deactivated_at) throw unauthorized();
   if (row.expires_at && new Date(row.expires_at).getTime() <= Date.now()) {
     throw new AppError('key_expired', 'this API key has expired: create a new one');
