@@ -17,53 +17,74 @@ export const updateChannel = async (db: Db, id: string, patch: Partial<Pick<Chan
   return row as ChannelRow;
 };
 
-/** `parent_hidden` of a channel row `c` for viewer `userId` (ChannelRow). */
-const parentHidden = (db: Db, userId: string) =>
-  db.raw(
-    `EXISTS (SELECT 1 FROM channels p WHERE p.id = c.parent_channel_id AND p.is_private
-       AND NOT EXISTS (SELECT 1 FROM channel_members pm WHERE pm.channel_id = p.id AND pm.user_id = ?)) AS parent_hidden`,
-    [userId],
-  );
-
 /** Whether a channel's parent is private (its events, sent to many, then leave the parent out). */
 export const parentIsPrivate = async (db: Db, channel: ChannelRow): Promise<boolean> =>
   channel.parent_channel_id !== null && (await db('channels').where({ id: channel.parent_channel_id, is_private: true }).first('id')) !== undefined;
+
+/**
+ * A channel row's columns, named (the lists and the access lookup are prepared
+ * statements, and `c.*` would change what one already prepared returns when
+ * a migration adds a column, which PostgreSQL refuses): add a new column here.
+ */
+export const CHANNEL_COLUMNS = `c.id, c.seq, c.workspace_id, c.kind, c.name, c.description, c.is_private, c.is_default, c.parent_channel_id, c.team_id,
+       c.member_key, c.created_by, c.created_at, c.archived_at, c.retention_days, c.retention_set`;
+
+/** `parent_hidden` of a channel row `c` for the viewer whose id is parameter `$n`. */
+const PARENT_HIDDEN = (n: number) => `EXISTS (SELECT 1 FROM channels p WHERE p.id = c.parent_channel_id AND p.is_private
+         AND NOT EXISTS (SELECT 1 FROM channel_members pm WHERE pm.channel_id = p.id AND pm.user_id = $${n})) AS parent_hidden`;
+
+interface VisibleChannelsShape {
+  after: boolean;
+  limited: boolean;
+  membership: boolean;
+  includeArchived: boolean;
+}
+
+/** One prepared statement per shape of the list (shared/db/knex.ts runPrepared): $1 workspace, $2 user, $3 rows, then $4 the cursor's seq and the key's conversations, where the shape has them. */
+const visibleChannelsStatement = (shape: VisibleChannelsShape): PreparedStatement => {
+  const where = [`c.workspace_id = $1`, `c.kind = 'channel'`, `(NOT c.is_private OR EXISTS (SELECT 1 FROM channel_members cm WHERE cm.channel_id = c.id AND cm.user_id = $2))`];
+  let n = 3;
+  if (shape.after) where.push(`c.seq > $${++n}`);
+  if (shape.limited) where.push(`c.id = ANY($${++n}::uuid[])`);
+  if (shape.membership && !shape.includeArchived) where.push('c.archived_at IS NULL');
+  const level3 = shape.membership
+    ? `,
+       (SELECT count(*) FROM channel_members mc WHERE mc.channel_id = c.id)::int AS member_count,
+       EXISTS (SELECT 1 FROM channel_members me WHERE me.channel_id = c.id AND me.user_id = $2) AS is_member`
+    : '';
+  return {
+    name: `axid_visible_channels_${+shape.after}${+shape.limited}${+shape.membership}${+shape.includeArchived}`,
+    text: `SELECT ${CHANNEL_COLUMNS}, ${PARENT_HIDDEN(2)}${level3}
+             FROM channels c
+            WHERE ${where.join(' AND ')}
+            ORDER BY c.seq
+            LIMIT $3`,
+  };
+};
+const VISIBLE_CHANNELS = new Map<string, PreparedStatement>();
 
 /**
  * Public channels and the private ones the user is in, oldest first
  * (channels_workspace_seq). Level 3 (`membership`): each with its member count
  * and whether the user is in it, computed here for the page (one query, no
  * query per channel: channel_members' primary key counts them), and archived
- * ones left out unless `includeArchived`.
+ * ones left out unless `includeArchived`. A prepared statement per shape:
+ * planned per call, the list cost this box's PostgreSQL 1.6 ms of planning for
+ * 0.4 ms of work.
  */
-export const listVisibleChannels = (
-  db: Db,
+export async function listVisibleChannels(
+  db: Knex,
   o: { workspaceId: string; userId: string; after?: number; limit: number; membership?: boolean; includeArchived?: boolean; conversationIds?: readonly string[] | null },
-): Promise<ChannelRow[]> =>
-  db('channels as c')
-    .where({ 'c.workspace_id': o.workspaceId, 'c.kind': 'channel' })
-    .where((q) =>
-      q
-        .where('c.is_private', false)
-        .orWhereExists(db('channel_members as cm').whereRaw('cm.channel_id = c.id').andWhere('cm.user_id', o.userId)),
-    )
-    .modify((q) => {
-      if (o.after !== undefined) q.where('c.seq', '>', o.after);
-      // A key limited to conversations lists only those (shared/scopes.ts).
-      if (o.conversationIds) q.whereIn('c.id', o.conversationIds);
-      if (o.membership && !o.includeArchived) q.whereNull('c.archived_at');
-    })
-    .orderBy('c.seq')
-    .limit(o.limit + 1)
-    .select('c.*', parentHidden(db, o.userId))
-    .modify((q) => {
-      if (o.membership) q.select(memberCount(db), isMemberOf(db, o.userId));
-    });
-
-/** `member_count` and `is_member` of a channel row `c` for viewer `userId` (ChannelRow, level 3). */
-const memberCount = (db: Db) => db.raw('(SELECT count(*) FROM channel_members mc WHERE mc.channel_id = c.id)::int AS member_count');
-const isMemberOf = (db: Db, userId: string) =>
-  db.raw('EXISTS (SELECT 1 FROM channel_members me WHERE me.channel_id = c.id AND me.user_id = ?) AS is_member', [userId]);
+): Promise<ChannelRow[]> {
+  const shape = { after: o.after !== undefined, limited: Boolean(o.conversationIds), membership: o.membership ?? false, includeArchived: (o.membership && o.includeArchived) ?? false };
+  const key = `${+shape.after}${+shape.limited}${+shape.membership}${+shape.includeArchived}`;
+  let statement = VISIBLE_CHANNELS.get(key);
+  if (!statement) VISIBLE_CHANNELS.set(key, (statement = visibleChannelsStatement(shape)));
+  const values: unknown[] = [o.workspaceId, o.userId, o.limit + 1];
+  if (shape.after) values.push(o.after);
+  if (shape.limited) values.push(o.conversationIds);
+  return (await runPrepared<ChannelRow>(db, statement, values)).rows;
+}
 
 /** How many members a channel has. */
 export const countMembers = async (db: Db, channelId: string): Promise<number> =>
@@ -148,11 +169,7 @@ export interface Readable {
  */
 const FIND_WITH_MEMBERSHIP: PreparedStatement = {
   name: 'axid_find_channel_with_membership',
-  text: `SELECT c.id, c.seq, c.workspace_id, c.kind, c.name, c.description, c.is_private, c.is_default, c.parent_channel_id, c.team_id,
-                c.member_key, c.created_by, c.created_at, c.archived_at, c.retention_days, c.retention_set,
-                (cm.user_id IS NOT NULL) AS is_member,
-                EXISTS (SELECT 1 FROM channels p WHERE p.id = c.parent_channel_id AND p.is_private
-                          AND NOT EXISTS (SELECT 1 FROM channel_members pm WHERE pm.channel_id = p.id AND pm.user_id = $2)) AS parent_hidden
+  text: `SELECT ${CHANNEL_COLUMNS}, (cm.user_id IS NOT NULL) AS is_member, ${PARENT_HIDDEN(2)}
            FROM channels c
            LEFT JOIN channel_members cm ON cm.channel_id = c.id AND cm.user_id = $2
           WHERE c.id = $1 AND c.workspace_id = $3`,

@@ -1,4 +1,5 @@
-import type { Db } from '../../../shared/db/knex.js';
+import { runPrepared, type Db, type Knex, type PreparedStatement } from '../../../shared/db/knex.js';
+import { CHANNEL_COLUMNS } from '../channels/channels.store.js';
 import type { ChannelRow } from '../channels/channels.presenter.js';
 
 export const countActiveUsers = async (db: Db, workspaceId: string, ids: string[]) =>
@@ -21,20 +22,33 @@ export const insertConversation = async (db: Db, c: { workspace_id: string; kind
 export const findConversationByKey = (db: Db, workspaceId: string, memberKey: string) =>
   db<ChannelRow>('channels').where({ workspace_id: workspaceId, member_key: memberKey }).whereNot('kind', 'channel').first();
 
-/** The user's conversations, newest first (channel_members_user, then channels by primary key). */
-export const listConversations = (
-  db: Db,
+/** One prepared statement per shape (shared/db/knex.ts runPrepared): $1 user, $2 workspace, $3 rows, then the cursor's seq and the key's conversations where the shape has them. */
+const conversationsStatement = (before: boolean, limited: boolean): PreparedStatement => {
+  const where = [`cm.user_id = $1`, `c.workspace_id = $2`, `c.kind IN ('dm', 'group_dm')`];
+  let n = 3;
+  if (before) where.push(`c.seq < $${++n}`);
+  if (limited) where.push(`c.id = ANY($${++n}::uuid[])`);
+  return {
+    name: `axid_conversations_${+before}${+limited}`,
+    text: `SELECT ${CHANNEL_COLUMNS} FROM channels c JOIN channel_members cm ON cm.channel_id = c.id
+            WHERE ${where.join(' AND ')}
+            ORDER BY c.seq DESC
+            LIMIT $3`,
+  };
+};
+const CONVERSATIONS = [false, true].map((before) => [false, true].map((limited) => conversationsStatement(before, limited)));
+
+/**
+ * The user's conversations, newest first (channel_members_user, then channels
+ * by primary key); a key limited to conversations lists only those
+ * (shared/scopes.ts). Prepared: planning it per call cost more than running it.
+ */
+export const listConversations = async (
+  db: Knex,
   o: { workspaceId: string; userId: string; before?: number; limit: number; conversationIds?: readonly string[] | null },
-): Promise<ChannelRow[]> =>
-  db('channels as c')
-    .join('channel_members as cm', 'cm.channel_id', 'c.id')
-    .where({ 'cm.user_id': o.userId, 'c.workspace_id': o.workspaceId })
-    .whereIn('c.kind', ['dm', 'group_dm'])
-    .modify((q) => {
-      if (o.before !== undefined) q.where('c.seq', '<', o.before);
-      // A key limited to conversations lists only those (shared/scopes.ts).
-      if (o.conversationIds) q.whereIn('c.id', o.conversationIds);
-    })
-    .orderBy('c.seq', 'desc')
-    .limit(o.limit + 1)
-    .select('c.*');
+): Promise<ChannelRow[]> => {
+  const values: unknown[] = [o.userId, o.workspaceId, o.limit + 1];
+  if (o.before !== undefined) values.push(o.before);
+  if (o.conversationIds) values.push(o.conversationIds);
+  return (await runPrepared<ChannelRow>(db, CONVERSATIONS[+(o.before !== undefined)]![+Boolean(o.conversationIds)]!, values)).rows;
+};
