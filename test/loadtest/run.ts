@@ -57,6 +57,8 @@ const LOADGEN_CPUS = Number(process.env.LOADTEST_LOADGEN_CPUS ?? 1) || 1;
  * spent its CPU is written beside loadtest.json (bench-results/loadtest-profile-<users>-<process>.txt).
  */
 const PROFILE = process.env.LOADTEST_PROFILE === '1';
+/** LOADTEST_CPU_PROF=<dir>: the API, the gateway and the load generator run with --cpu-prof and write their profiles there when they stop (the whole run, every step). */
+const CPU_PROF = process.env.LOADTEST_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.LOADTEST_CPU_PROF)}`] : [];
 /** LOADTEST_DRY_RUN=1 (with LOADTEST_NETNS): make the corner, start the load generator in it, reach a server of this process over the veth pair, remove it all; no Axid, no data set. */
 const DRY_RUN = process.env.LOADTEST_DRY_RUN === '1';
 const HOLD_SECONDS = int('LOADTEST_DRY_RUN_HOLD_SECONDS', 0);
@@ -109,7 +111,7 @@ class Loadgen {
 
 /** Starts loadgen.ts: here, or in the namespace under its quota. */
 function startLoadgen(corner: LoadgenCorner | null): Loadgen {
-  const args = ['--import', 'tsx', path.join(repoRoot, 'test/loadtest/loadgen.ts')];
+  const args = [...CPU_PROF, '--import', 'tsx', path.join(repoRoot, 'test/loadtest/loadgen.ts')];
   const stdio: ('ignore' | 'pipe' | 'ipc')[] = ['ignore', 'ignore', 'pipe', 'ipc'];
   // It inherits this process's file limit, which `npm run loadtest` raises for its many streams (package.json).
   const child = corner ? corner.spawn(process.execPath, args, { env: process.env, stdio, cwd: repoRoot }) : spawn(process.execPath, args, { env: process.env, stdio, cwd: repoRoot });
@@ -346,7 +348,7 @@ async function main() {
     };
     const apiPort = await freePort();
     const gatewayPort = await freePort();
-    const nodeFlags = PROFILE ? ['--perf-basic-prof'] : [];
+    const nodeFlags = [...(PROFILE ? ['--perf-basic-prof'] : []), ...CPU_PROF];
     const api = spawnNode('axid-api', 'services/main.ts', { env: { ...env, ROLES: 'api,worker', PORT: String(apiPort) }, nodeFlags });
     const gateway = spawnNode('axid-gateway', 'services/main.ts', { env: { ...env, ROLES: 'gateway', PORT: String(gatewayPort) }, raiseFileLimit: true, nodeFlags });
     const apiUrl = `http://${host}:${apiPort}`;
