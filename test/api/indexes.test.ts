@@ -2,6 +2,7 @@ import pg from 'pg';
 import { expect } from 'chai';
 import * as messages from '../../services/core/messages/messages.store.js';
 import * as dms from '../../services/core/dms/dms.store.js';
+import * as channels from '../../services/core/channels/channels.store.js';
 import { newWorkspace, stack } from '../support/stack.js';
 import { AVATAR_FILE_ID, CARRIED_FILE_ID, CARRIES_A_FILE } from '../../shared/db/migrations/120_file_carriers.js';
 
@@ -12,11 +13,13 @@ async function explain(sql: string): Promise<string> {
 }
 
 /** The plan a prepared statement settles on: the generic one, as after a few executions on a connection. */
-async function explainGeneric(statement: { text: string }, values: unknown[]): Promise<string> {
+async function explainGeneric(statement: { text: string }, values: unknown[], o: { noSeqScan?: boolean } = {}): Promise<string> {
   const client = new pg.Client({ connectionString: stack().rt.config.databaseUrl });
   await client.connect();
   try {
     await client.query('SET plan_cache_mode = force_generic_plan');
+    // Where the tables are too small here for the planner to prefer an index unforced.
+    if (o.noSeqScan) await client.query('SET enable_seqscan = off');
     const res = await client.query({ text: `EXPLAIN ${statement.text}`, values });
     return (res.rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
   } finally {
@@ -197,13 +200,33 @@ describe('indexes of the hot paths', () => {
   });
 
   it('has an index for the DM list (the table is too small here for the planner to prefer it unforced)', async () => {
-    const db = stack().rt.db;
-    await db.transaction(async (trx) => {
-      await trx.raw('SET LOCAL enable_seqscan = off');
-      const res = await trx.raw(`EXPLAIN ${dms.listConversations(trx, { workspaceId, userId: ownerId, limit: 50 }).toString()}`);
-      const plan = (res.rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
-      expect(plan).not.to.match(/Seq Scan on channel_members/);
-    });
+    for (const [before, limited] of [[false, false], [true, false], [false, true]] as const) {
+      const values: unknown[] = [ownerId, workspaceId, 51];
+      if (before) values.push(1_000_000);
+      if (limited) values.push([channelId]);
+      const plan = await explainGeneric(dms.CONVERSATION_LIST_STATEMENTS[+before]![+limited]!, values, { noSeqScan: true });
+      expect(plan, plan).not.to.match(/Seq Scan on channel_members/);
+    }
+  });
+
+  it('reads a channel with its membership, a message, and the channel list by their indexes, as statements prepared once', async () => {
+    const access = await explainGeneric(channels.FIND_WITH_MEMBERSHIP, [channelId, ownerId, workspaceId], { noSeqScan: true });
+    expect(access, access).to.match(/channels_pkey/).and.not.to.match(/Seq Scan/);
+    const message = await explainGeneric(messages.FIND_MESSAGE, [rootId, channelId]);
+    expect(message, message).to.match(/messages_pkey/).and.not.to.match(/Seq Scan on messages/);
+    for (const after of [false, true]) {
+      const statement = channels.visibleChannelsStatement({ after, limited: false, membership: true, includeArchived: false });
+      const plan = await explainGeneric(statement, after ? [workspaceId, ownerId, 101, 0] : [workspaceId, ownerId, 101], { noSeqScan: true });
+      expect(plan, plan).to.match(/channels_workspace_seq/).and.not.to.match(/Seq Scan on channels/);
+    }
+  });
+
+  it("names every column of a channel row in the prepared statements' list (a new column must be added to CHANNEL_COLUMNS)", async () => {
+    const { rows } = await stack().rt.db.raw<{ rows: { column_name: string }[] }>(
+      `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'channels' ORDER BY ordinal_position`,
+    );
+    const named = channels.CHANNEL_COLUMNS.split(',').map((c) => c.trim().replace(/^c\./, ''));
+    expect([...named].sort()).to.deep.equal(rows.map((r) => r.column_name).sort());
   });
 
   it('finds the messages carrying a file, and a workspace avatar, by their indexes (level 3 file access, migration 120)', async () => {

@@ -41,7 +41,7 @@ interface VisibleChannelsShape {
 }
 
 /** One prepared statement per shape of the list (shared/db/knex.ts runPrepared): $1 workspace, $2 user, $3 rows, then $4 the cursor's seq and the key's conversations, where the shape has them. */
-const visibleChannelsStatement = (shape: VisibleChannelsShape): PreparedStatement => {
+export const visibleChannelsStatement = (shape: VisibleChannelsShape): PreparedStatement => {
   const where = [`c.workspace_id = $1`, `c.kind = 'channel'`, `(NOT c.is_private OR EXISTS (SELECT 1 FROM channel_members cm WHERE cm.channel_id = c.id AND cm.user_id = $2))`];
   let n = 3;
   if (shape.after) where.push(`c.seq > $${++n}`);
@@ -167,7 +167,7 @@ export interface Readable {
  * `c.*`: a column added by a migration would change what a statement already
  * prepared on a connection returns, which PostgreSQL refuses.
  */
-const FIND_WITH_MEMBERSHIP: PreparedStatement = {
+export const FIND_WITH_MEMBERSHIP: PreparedStatement = {
   name: 'axid_find_channel_with_membership',
   text: `SELECT ${CHANNEL_COLUMNS}, (cm.user_id IS NOT NULL) AS is_member, ${PARENT_HIDDEN(2)}
            FROM channels c

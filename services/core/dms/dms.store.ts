@@ -36,7 +36,8 @@ const conversationsStatement = (before: boolean, limited: boolean): PreparedStat
             LIMIT $3`,
   };
 };
-const CONVERSATIONS = [false, true].map((before) => [false, true].map((limited) => conversationsStatement(before, limited)));
+/** By [has a cursor][limited to some conversations]. */
+export const CONVERSATION_LIST_STATEMENTS = [false, true].map((before) => [false, true].map((limited) => conversationsStatement(before, limited)));
 
 /**
  * The user's conversations, newest first (channel_members_user, then channels
@@ -50,5 +51,5 @@ export const listConversations = async (
   const values: unknown[] = [o.userId, o.workspaceId, o.limit + 1];
   if (o.before !== undefined) values.push(o.before);
   if (o.conversationIds) values.push(o.conversationIds);
-  return (await runPrepared<ChannelRow>(db, CONVERSATIONS[+(o.before !== undefined)]![+Boolean(o.conversationIds)]!, values)).rows;
+  return (await runPrepared<ChannelRow>(db, CONVERSATION_LIST_STATEMENTS[+(o.before !== undefined)]![+Boolean(o.conversationIds)]!, values)).rows;
 };

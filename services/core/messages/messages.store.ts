@@ -578,7 +578,7 @@ export async function listMessagesBothWays(
  * work (a permalink, an edit, a reaction, a pin each read one).
  */
 const MESSAGE_SELECT = `SELECT ${MESSAGE_COLUMNS.join(', ')} FROM messages m LEFT JOIN threads t ON t.root_message_id = m.id`;
-const FIND_MESSAGE: PreparedStatement = { name: 'axid_find_message', text: `${MESSAGE_SELECT} WHERE m.id = $1 AND m.channel_id = $2` };
+export const FIND_MESSAGE: PreparedStatement = { name: 'axid_find_message', text: `${MESSAGE_SELECT} WHERE m.id = $1 AND m.channel_id = $2` };
 const FIND_MESSAGE_BY_ID: PreparedStatement = { name: 'axid_find_message_by_id', text: `${MESSAGE_SELECT} WHERE m.id = $1` };
 
 export const findMessage = async (db: Db, channelId: string, messageId: string): Promise<MessageRow | undefined> =>
