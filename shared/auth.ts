@@ -1,7 +1,7 @@
 // API keys: one format for humans and agents, stored as a SHA-256 hash (keys
 // are 256-bit random, so a slow hash buys nothing), resolved to the caller.
 import { createHash, randomBytes } from 'node:crypto';
-import { runPrepared, type Db, type Knex, type PreparedStatement } from './db/knex.js';
+import { runPrepared, type Db, type PreparedStatement } from './db/knex.js';
 import type { AccessCache } from './access-cache.js';
 import { z } from 'zod';
 import { AppError } from './errors.js';
@@ -79,7 +79,7 @@ interface KeyHolderRow {
   deactivated_at: Date | null;
 }
 
-export async function authenticate(db: Knex, token: string | undefined, cache?: AccessCache): Promise<Actor> {
+export async function authenticate(db: Db, token: string | undefined, cache?: AccessCache): Promise<Actor> {
   if (!token) throw unauthorized();
   const keyHash = hashKey(token);
   const cached = cache?.getActor(keyHash);

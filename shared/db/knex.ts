@@ -140,11 +140,12 @@ export interface PreparedStatement {
 }
 
 /**
- * Runs a named prepared statement on a connection of knex's pool: Postgres
- * parses and plans it once per connection and each call sends only values.
- * For the hottest queries only (knex has no named statements).
+ * Runs a named prepared statement on a connection of knex's pool, or inside
+ * an open transaction on its connection (knex's transaction client hands out
+ * that one): Postgres parses and plans it once per connection and each call
+ * sends only values. For the hottest queries only (knex has no named statements).
  */
-export async function runPrepared<R extends pg.QueryResultRow>(db: Knex, statement: PreparedStatement, values: unknown[]): Promise<pg.QueryResult<R>> {
+export async function runPrepared<R extends pg.QueryResultRow>(db: Db, statement: PreparedStatement, values: unknown[]): Promise<pg.QueryResult<R>> {
   const conn = (await db.client.acquireConnection()) as pg.Client;
   try {
     return await conn.query<R>({ ...statement, values });

@@ -5,7 +5,7 @@
 // conversations the caller's key is limited to (shared/scopes.ts) all answer
 // the same 404 not_found, so a response never tells whether something is there.
 import type { Actor } from '../../../shared/auth.js';
-import type { Db, Knex } from '../../../shared/db/knex.js';
+import type { Db } from '../../../shared/db/knex.js';
 import { findWithMembership, readableIdsAmong, type Readable } from './channels.store.js';
 import { reachesConversation } from '../../../shared/scopes.js';
 import type { AccessCache } from '../../../shared/access-cache.js';
@@ -22,7 +22,7 @@ export const hiddenError = (kind: ChannelKind) => notFound(kind === 'channel' ? 
  * and conversations only for their members. Anything else: the same 404.
  */
 export async function requireReadable(
-  db: Knex,
+  db: Db,
   actor: Actor,
   channelId: string,
   kind: ChannelKind = 'channel',

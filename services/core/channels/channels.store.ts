@@ -1,5 +1,5 @@
 import type { Actor } from '../../../shared/auth.js';
-import { runPrepared, type Db, type Knex, type PreparedStatement } from '../../../shared/db/knex.js';
+import { runPrepared, type Db, type PreparedStatement } from '../../../shared/db/knex.js';
 import { isUuid } from '../../../shared/ids.js';
 import type { UserRow } from '../users/users.presenter.js';
 import type { ChannelRow, MemberRow } from './channels.presenter.js';
@@ -73,7 +73,7 @@ const VISIBLE_CHANNELS = new Map<string, PreparedStatement>();
  * 0.4 ms of work.
  */
 export async function listVisibleChannels(
-  db: Knex,
+  db: Db,
   o: { workspaceId: string; userId: string; after?: number; limit: number; membership?: boolean; includeArchived?: boolean; conversationIds?: readonly string[] | null },
 ): Promise<ChannelRow[]> {
   const shape = { after: o.after !== undefined, limited: Boolean(o.conversationIds), membership: o.membership ?? false, includeArchived: (o.membership && o.includeArchived) ?? false };
@@ -175,7 +175,7 @@ export const FIND_WITH_MEMBERSHIP: PreparedStatement = {
           WHERE c.id = $1 AND c.workspace_id = $3`,
 };
 
-export async function findWithMembership(db: Knex, actor: Actor, channelId: string): Promise<Readable | undefined> {
+export async function findWithMembership(db: Db, actor: Actor, channelId: string): Promise<Readable | undefined> {
   if (!isUuid(channelId)) return undefined;
   const { rows } = await runPrepared<ChannelRow & { is_member: boolean }>(db, FIND_WITH_MEMBERSHIP, [channelId, actor.userId, actor.workspaceId]);
   const row = rows[0];

@@ -1,4 +1,4 @@
-import { runPrepared, type Db, type Knex, type PreparedStatement } from '../../../shared/db/knex.js';
+import { runPrepared, type Db, type PreparedStatement } from '../../../shared/db/knex.js';
 import { CHANNEL_COLUMNS } from '../channels/channels.store.js';
 import type { ChannelRow } from '../channels/channels.presenter.js';
 
@@ -45,7 +45,7 @@ export const CONVERSATION_LIST_STATEMENTS = [false, true].map((before) => [false
  * (shared/scopes.ts). Prepared: planning it per call cost more than running it.
  */
 export const listConversations = async (
-  db: Knex,
+  db: Db,
   o: { workspaceId: string; userId: string; before?: number; limit: number; conversationIds?: readonly string[] | null },
 ): Promise<ChannelRow[]> => {
   const values: unknown[] = [o.userId, o.workspaceId, o.limit + 1];
